@@ -1,0 +1,232 @@
+"""Binary encodings of raw columns, kept as feature *groups*.
+
+Every binary column is defined by a :class:`~odtmip.tree.Split` on one raw column: the column is 1 exactly
+where the split's test is true. The binary matrix is computed by the same routing code a
+:class:`~odtmip.tree.Tree` uses, so a tree learned on binary columns predicts the same on the raw data.
+
+How a raw column is encoded
+---------------------------
+* **0/1 numeric column** (or bool): passed through as one ``binary`` column (group kind ``binary``).
+* **Categorical** (pandas ``category``/``object``/``string`` dtype, or named in ``categorical``): one-hot,
+  one column per level seen in training (group kind ``categorical``). Missing values form their own level,
+  :data:`MISSING`. A level never seen in training has all its indicators 0 and goes to the left ("not in")
+  branch of every subset split.
+* **Other numeric columns**, by ``numeric``:
+
+  - ``"buckets"`` (default): quantile buckets, deciles unless ``n_buckets`` says otherwise, as in Günlük et
+    al.; one indicator per bucket, an ordered group (kind ``ordinal``). Cut points are data values; bucket b
+    holds ``edges[b-1] < x <= edges[b]``. A column with few distinct values gets one bucket per value.
+  - ``"thresholds"``: features ``x > t`` (kind ``thresholds``) for every midpoint ``t`` between consecutive
+    distinct values, or, with ``n_thresholds=k``, the midpoints after the k quantiles of the data.
+
+Missing values in a numeric column are an error (odtmip does not impute).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from odtmip.exceptions import DataError, OptionError
+from odtmip.tree import MISSING, Split
+
+NUMERIC_ENCODINGS = ("buckets", "thresholds")
+
+
+@dataclass(frozen=True)
+class BinaryColumn:
+    """One column of the binary matrix: 1 where ``split`` is true."""
+
+    name: str  # e.g. "colour=red", "age>37.5", "age in (30, 40]", "smoker"
+    split: Split
+    group: int  # index into the encoder's groups
+
+
+@dataclass(frozen=True)
+class Group:
+    """The binary columns that come from one raw column.
+
+    ``kind`` is ``binary`` (one pass-through column), ``categorical`` (one-hot levels), ``ordinal``
+    (indicators of ordered buckets, low to high) or ``thresholds`` (``x > t`` for increasing t).
+    """
+
+    name: str
+    column: int  # raw column index
+    kind: str
+    members: tuple[int, ...]  # binary column indices, in level / bucket / threshold order
+    levels: tuple = ()  # categorical: the levels of the members
+    edges: tuple[float, ...] = ()  # ordinal: bucket cut points; thresholds: the thresholds
+
+
+class Binarizer:
+    """Fit an encoding of raw columns into binary columns and groups (see the module docstring).
+
+    Parameters
+    ----------
+    categorical : sequence of str, optional
+        Columns to treat as categorical whatever their dtype.
+    numeric : {"buckets", "thresholds"}
+        Encoding of numeric columns that are not 0/1.
+    n_buckets : int
+        Number of quantile buckets (``numeric="buckets"``); 10 gives deciles.
+    n_thresholds : int, optional
+        Number of quantile thresholds (``numeric="thresholds"``); None uses every midpoint.
+    """
+
+    def __init__(self, categorical: Sequence[str] | None = None, numeric: str = "buckets",
+                 n_buckets: int = 10, n_thresholds: int | None = None):
+        if numeric not in NUMERIC_ENCODINGS:
+            raise OptionError(f"numeric encoding must be one of {NUMERIC_ENCODINGS}, got {numeric!r}")
+        if not isinstance(n_buckets, (int, np.integer)) or n_buckets < 2:
+            raise OptionError(f"n_buckets must be an integer >= 2, got {n_buckets!r}")
+        if n_thresholds is not None and (not isinstance(n_thresholds, (int, np.integer)) or n_thresholds < 1):
+            raise OptionError(f"n_thresholds must be a positive integer or None, got {n_thresholds!r}")
+        self.categorical = list(categorical or [])
+        self.numeric = numeric
+        self.n_buckets = int(n_buckets)
+        self.n_thresholds = n_thresholds
+
+    def fit(self, X: pd.DataFrame) -> Binarizer:
+        """Choose the encoding of every column of ``X``; sets ``columns_``, ``groups_``, ``feature_names_``."""
+        unknown = [c for c in self.categorical if c not in X.columns]
+        if unknown:
+            raise DataError(f"categorical column(s) {unknown} not in the data")
+        self.feature_names_ = [str(c) for c in X.columns]
+        self.columns_: list[BinaryColumn] = []
+        self.groups_: list[Group] = []
+        for c, name in enumerate(X.columns):
+            self._fit_column(c, str(name), X[name])
+        return self
+
+    def transform(self, X: pd.DataFrame) -> np.ndarray:
+        """The binary matrix (uint8, rows x binary columns) of raw data ``X``."""
+        cols = raw_columns(X)
+        out = np.empty((len(X), len(self.columns_)), dtype=np.uint8)
+        for j, col in enumerate(self.columns_):
+            out[:, j] = col.split.goes_right(cols)
+        return out
+
+    # ---------------------------------------------------------------- per column
+    def _fit_column(self, c: int, name: str, x: pd.Series) -> None:
+        if name in self.categorical or not _is_numeric(x):
+            self._add_categorical(c, name, x)
+            return
+        v = x.to_numpy(dtype=float)
+        if np.isnan(v).any():
+            raise DataError(f"numeric column {name!r} has missing values (NaN); impute or drop them first")
+        if x.dtype == bool or np.isin(v, (0.0, 1.0)).all():
+            self._add_group(c, name, "binary", [(name, Split("binary", (c,)))])
+        elif self.numeric == "buckets":
+            edges = quantile_edges(v, self.n_buckets)
+            members = [(f"{name} in {_bucket_text(edges, b)}", Split("bins", (c,), edges=edges, bins=(b,)))
+                       for b in range(len(edges) + 1)]
+            self._add_group(c, name, "ordinal", members, edges=edges)
+        else:
+            thresholds = midpoint_thresholds(v, self.n_thresholds)
+            members = [(f"{name}>{t:.6g}", Split("threshold", (c,), threshold=t)) for t in thresholds]
+            self._add_group(c, name, "thresholds", members, edges=tuple(thresholds))
+
+    def _add_categorical(self, c: int, name: str, x: pd.Series) -> None:
+        values = x.astype(object).where(x.notna(), MISSING)
+        if isinstance(x.dtype, pd.CategoricalDtype):
+            present = set(values)
+            levels = [v for v in x.cat.categories if v in present] + ([MISSING] if MISSING in present else [])
+        else:
+            levels = [v for v in pd.unique(values) if v != MISSING]
+            try:
+                levels = sorted(levels)
+            except TypeError:  # mixed types: keep first-seen order
+                pass
+            levels += [MISSING] if (values == MISSING).any() else []
+        members = [(f"{name}={v}", Split("subset", (c,), categories=(_native(v),))) for v in levels]
+        self._add_group(c, name, "categorical", members, levels=tuple(_native(v) for v in levels))
+
+    def _add_group(self, c, name, kind, members, levels=(), edges=()) -> None:
+        g = len(self.groups_)
+        start = len(self.columns_)
+        for col_name, split in members:
+            self.columns_.append(BinaryColumn(col_name, split, g))
+        self.groups_.append(Group(name, c, kind, tuple(range(start, len(self.columns_))), levels, tuple(edges)))
+
+    # ------------------------------------------------------------- group splits
+    def group_split(self, g: int, members_right: Sequence[int]) -> tuple[Split, bool]:
+        """The raw split sending right the rows that have a 1 in any of ``members_right`` (columns of group g).
+
+        Returns ``(split, swap)``; when ``swap`` is True the split's test is the *complement* (rows where it is
+        true must go left), which lets a prefix of ordered buckets read as ``x <= t``.
+        """
+        group = self.groups_[g]
+        chosen = sorted(set(members_right))
+        if not chosen or not set(chosen) <= set(group.members):
+            raise ValueError(f"members_right must be a non-empty subset of group {group.name!r}'s columns")
+        if len(chosen) == 1:
+            return self.columns_[chosen[0]].split, False
+        c = group.column
+        if group.kind == "categorical":
+            cats = tuple(group.levels[group.members.index(j)] for j in chosen)
+            return Split("subset", (c,), categories=cats), False
+        if group.kind == "thresholds":  # x > t1 or x > t2 ... is x > min t
+            return self.columns_[chosen[0]].split, False
+        bins = [group.members.index(j) for j in chosen]
+        n_bins = len(group.members)
+        contiguous = bins == list(range(bins[0], bins[-1] + 1))
+        if contiguous and bins[-1] == n_bins - 1:  # suffix: x > edges[first-1]
+            return Split("threshold", (c,), threshold=group.edges[bins[0] - 1]), False
+        if contiguous and bins[0] == 0:  # prefix: x <= edges[last]
+            return Split("threshold", (c,), threshold=group.edges[bins[-1]]), True
+        return Split("bins", (c,), edges=group.edges, bins=tuple(bins)), False
+
+    def describe(self) -> str:
+        """One line: how many raw columns became how many binary columns, by kind."""
+        kinds = {"binary": "0/1", "categorical": "categorical (one-hot)",
+                 "ordinal": f"numeric ({self.n_buckets} quantile buckets)",
+                 "thresholds": "numeric (thresholds)"}
+        counts: dict[str, int] = {}
+        for g in self.groups_:
+            counts[g.kind] = counts.get(g.kind, 0) + 1
+        parts = ", ".join(f"{n} {kinds[k]}" for k, n in counts.items())
+        return f"{len(self.groups_)} columns -> {len(self.columns_)} binary columns: {parts}"
+
+
+def raw_columns(X: pd.DataFrame) -> list[np.ndarray]:
+    """The columns of ``X`` as 1-D arrays (the form :meth:`Split.goes_right` takes)."""
+    return [X.iloc[:, c].to_numpy() for c in range(X.shape[1])]
+
+
+def quantile_edges(v: np.ndarray, n_buckets: int) -> tuple[float, ...]:
+    """Cut points (data values) of at most ``n_buckets`` quantile buckets of ``v``; never an empty bucket."""
+    distinct = np.unique(v)
+    if len(distinct) <= n_buckets:
+        return tuple(float(e) for e in distinct[:-1])
+    qs = np.quantile(v, np.arange(1, n_buckets) / n_buckets, method="lower")
+    edges = np.unique(qs)
+    edges = edges[edges < distinct[-1]]
+    return tuple(float(e) for e in edges)
+
+
+def midpoint_thresholds(v: np.ndarray, k: int | None) -> list[float]:
+    """Midpoints between consecutive distinct values (all of them, or those after k quantiles)."""
+    distinct = np.unique(v)
+    mids = (distinct[:-1] + distinct[1:]) / 2
+    if k is None or k >= len(mids):
+        return [float(t) for t in mids]
+    qs = np.unique(np.quantile(v, np.arange(1, k + 1) / (k + 1), method="lower"))
+    pos = np.searchsorted(distinct, qs)  # index of each quantile value among the distinct values
+    pos = pos[pos < len(mids)]
+    return [float(t) for t in mids[np.unique(pos)]]
+
+
+def _bucket_text(edges: Sequence[float], b: int) -> str:
+    lo = "-inf" if b == 0 else f"{edges[b - 1]:.6g}"
+    return f"({lo}, {edges[b]:.6g}]" if b < len(edges) else f"({lo}, inf)"
+
+
+def _is_numeric(x: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(x.dtype) or x.dtype == bool
+
+
+def _native(v):
+    return v.item() if isinstance(v, np.generic) else v

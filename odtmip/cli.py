@@ -1,0 +1,172 @@
+"""The ``odtmip`` command: a thin layer over :mod:`odtmip.datasets`, :class:`~odtmip.data.Dataset` and
+:func:`odtmip.solvers.solve`.
+
+Bad input prints one line ``odtmip: error: ...`` to stderr and exits with code 2. With ``--json`` exactly one
+JSON object is written to stdout; logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import sys
+
+from odtmip import datasets, metrics
+from odtmip.data import Dataset
+from odtmip.exceptions import OdtmipError
+from odtmip.results import SolveResult
+from odtmip.solvers import SOLVERS, solve
+
+log = logging.getLogger("odtmip")
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0 or math.isinf(value):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def _nonnegative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return value
+
+
+def _nonnegative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value >= 0 or math.isinf(value):
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
+    return value
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit code 2 (argparse's usage dump is noise here)
+        self.exit(2, f"odtmip: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="odtmip", description="Optimal classification trees: a DP and MIP models on HiGHS.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    fit = sub.add_parser("fit", help="fit an optimal tree to a dataset")
+    fit.add_argument("data", help="a bundled dataset name (see `odtmip datasets`) or a file path")
+    _add_data_options(fit)
+    fit.add_argument("--solver", default="dp", choices=sorted(SOLVERS), help="solver (default: dp)")
+    fit.add_argument("--depth", type=_nonnegative_int, default=3, help="maximum depth (default: 3)")
+    fit.add_argument("--max-nodes", type=_nonnegative_int, help="maximum number of branch nodes")
+    fit.add_argument("--min-leaf", type=_nonnegative_int, help="minimum number of samples in a non-empty leaf")
+    fit.add_argument("--penalty", type=_nonnegative_float,
+                     help="cost per branch node added to the misclassifications")
+    fit.add_argument("--time-limit", type=_positive_float, help="seconds; the best tree so far is returned")
+    fit.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+
+    ds = sub.add_parser("datasets", help="list the bundled datasets and the files in the data folder")
+    ds.add_argument("--data-dir", help="benchmark data folder (default: $ODTMIP_DATA or ../shared/datasets)")
+    ds.add_argument("--json", action="store_true", help="print a JSON list")
+    return parser
+
+
+def _add_data_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--target", help="target column (CSV/ARFF; default: the last column)")
+    p.add_argument("--format", choices=["csv", "arff", "dl85", "txt"], help="file format (default: from the name)")
+    p.add_argument("--data-dir", help="benchmark data folder (default: $ODTMIP_DATA or ../shared/datasets)")
+    p.add_argument("--numeric", choices=["buckets", "thresholds"], default="buckets",
+                   help="encoding of numeric columns (default: buckets = deciles)")
+    p.add_argument("--n-buckets", type=int, default=10, help="quantile buckets per numeric column (default: 10)")
+
+
+def load_dataset(args) -> Dataset:
+    """The :class:`Dataset` named by the command-line arguments."""
+    X, y = datasets.load(args.data, target=args.target, format=args.format, data_dir=args.data_dir)
+    return Dataset(X, y, numeric=args.numeric, n_buckets=args.n_buckets)
+
+
+def result_record(result: SolveResult, data: Dataset) -> dict:
+    """The JSON form of a result: status, objective, bound, gap, recomputed errors, sizes, tree."""
+    tree = result.tree
+    record = {
+        "solver": result.solver,
+        "status": result.status.value,
+        "stop_reason": result.stop_reason,
+        "objective": result.objective,
+        "bound": _finite(result.bound),
+        "gap": _finite(result.gap),
+        "misclassifications": None if tree is None else data.misclassifications(tree),
+        "accuracy": None if tree is None else metrics.accuracy(data.y, tree.predict_index(data.X), data.sample_weight),
+        "n_samples": data.n_samples,
+        "n_features": data.n_features,
+        "n_binary_features": data.n_binary,
+        "encoding": data.encoder.describe(),
+        "depth": None if tree is None else tree.depth,
+        "n_branch_nodes": None if tree is None else tree.n_branch_nodes,
+        "n_leaves": None if tree is None else tree.n_leaves,
+        "seconds": result.seconds,
+        "stats": {k: _finite(v) if isinstance(v, float) else v for k, v in result.stats.items()},
+        "tree": None if tree is None else tree.to_dict(),
+    }
+    return record
+
+
+def _finite(x):
+    return None if x is None or (isinstance(x, float) and not math.isfinite(x)) else x
+
+
+def _cmd_fit(args) -> int:
+    data = load_dataset(args)
+    log.info("data: %s", data.describe())
+    result = solve(data, args.solver, max_depth=args.depth, max_nodes=args.max_nodes, min_leaf=args.min_leaf,
+                   penalty=args.penalty, time_limit=args.time_limit)
+    record = result_record(result, data)
+    if args.json:
+        print(json.dumps(record))
+        return 0
+    print(f"data: {args.data}: {data.describe()}")
+    if result.tree is not None:
+        print(result.tree.to_text())
+    print(f"solver: {record['solver']}  status: {record['status']}  time: {result.seconds:.3f} s")
+    if result.tree is not None:
+        print(f"training accuracy: {record['accuracy']:.4f}  "
+              f"misclassifications: {record['misclassifications']:g} of {data.n_samples}  "
+              f"objective: {result.objective:g}  bound: {result.bound:g}")
+    return 0
+
+
+def _cmd_datasets(args) -> int:
+    table = datasets.list_datasets(data_dir=args.data_dir)
+    if args.json:
+        print(table.to_json(orient="records"))
+    else:
+        print(table.to_string(index=False))
+        if not any(table["source"].astype(str).str.contains("/")):
+            print("(no benchmark data folder found: set ODTMIP_DATA or pass --data-dir)")
+    return 0
+
+
+def main(argv=None) -> int:
+    """Entry point of the ``odtmip`` console script."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
+                        format="%(name)s: %(message)s")
+    try:
+        return {"fit": _cmd_fit, "datasets": _cmd_datasets}[args.command](args)
+    except (OdtmipError, FileNotFoundError) as err:
+        print(f"odtmip: error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,182 @@
+"""The data model both engines share: :class:`Dataset`.
+
+A Dataset keeps the raw columns (for routing and verification), the labels as class indices ``0..K-1``
+with the original labels in ``classes_``, optional sample weights, and the binary encoding with its feature
+groups (see :mod:`odtmip.binarize`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from odtmip.binarize import Binarizer, BinaryColumn, Group
+from odtmip.exceptions import DataError
+from odtmip.tree import Split, Tree
+
+
+class Dataset:
+    """Training data for an optimal tree.
+
+    Parameters
+    ----------
+    X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+        Raw features. DataFrame columns keep their names and dtypes; an array gets names ``x0, x1, ...``
+        (or ``feature_names``). Object/string/category columns are categorical.
+    y : array-like of shape (n_samples,)
+        Labels of any hashable type; mapped to ``0..K-1`` in sorted order of ``classes_``.
+    sample_weight : array-like of shape (n_samples,), optional
+        Non-negative weights (integer or real). None means every row weighs 1.
+    feature_names : sequence of str, optional
+        Names for the columns of an array ``X``.
+    categorical : sequence of str, optional
+        Columns to treat as categorical whatever their dtype.
+    numeric : {"buckets", "thresholds"}
+        Encoding of numeric columns that are not 0/1 (see :mod:`odtmip.binarize`).
+    n_buckets, n_thresholds : int
+        Parameters of that encoding.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"colour": ["red", "blue", "red", "green"], "age": [30, 40, 50, 60]})
+    >>> ds = Dataset(X, ["yes", "no", "yes", "no"], numeric="thresholds")
+    >>> [c.name for c in ds.columns]
+    ['colour=blue', 'colour=green', 'colour=red', 'age>35', 'age>45', 'age>55']
+    >>> ds.classes_.tolist(), ds.y.tolist()
+    (['no', 'yes'], [1, 0, 1, 0])
+    """
+
+    def __init__(self, X, y, sample_weight=None, *, feature_names: Sequence[str] | None = None,
+                 categorical: Sequence[str] | None = None, numeric: str = "buckets", n_buckets: int = 10,
+                 n_thresholds: int | None = None):
+        self.X = _as_frame(X, feature_names)
+        self.y, self.classes_ = encode_labels(y, len(self.X))
+        self.sample_weight = _check_weights(sample_weight, len(self.X))
+        self.encoder = Binarizer(categorical, numeric, n_buckets, n_thresholds).fit(self.X)
+        self.Xb = self.encoder.transform(self.X)
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def n_samples(self) -> int:
+        return len(self.y)
+
+    @property
+    def n_features(self) -> int:
+        """Number of raw columns."""
+        return self.X.shape[1]
+
+    @property
+    def n_binary(self) -> int:
+        """Number of binary columns."""
+        return self.Xb.shape[1]
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes_)
+
+    @property
+    def feature_names(self) -> list[str]:
+        return [str(c) for c in self.X.columns]
+
+    @property
+    def columns(self) -> list[BinaryColumn]:
+        """The binary columns, each with the raw split it encodes."""
+        return self.encoder.columns_
+
+    @property
+    def groups(self) -> list[Group]:
+        return self.encoder.groups_
+
+    @property
+    def weights(self) -> np.ndarray:
+        """Sample weights as an array (ones when none were given)."""
+        return np.ones(self.n_samples) if self.sample_weight is None else self.sample_weight
+
+    # ------------------------------------------------------------ tree helpers
+    def split_of(self, j: int) -> Split:
+        """The raw split binary column ``j`` encodes."""
+        return self.columns[j].split
+
+    def new_tree(self, spec) -> Tree:
+        """A :class:`Tree` over this data's raw columns with leaf counts from the training rows."""
+        tree = Tree(spec, self.feature_names, self.classes_)
+        return tree.fit_counts(self.X, self.y, self.sample_weight)
+
+    def misclassifications(self, tree: Tree) -> float:
+        """Weighted count of training rows ``tree`` misclassifies, by routing the raw data through it."""
+        wrong = tree.predict_index(self.X) != self.y
+        return float(self.weights[wrong].sum())
+
+    def describe(self) -> str:
+        """One line on the size and encoding."""
+        return (f"{self.n_samples} samples, {self.n_classes} classes; " + self.encoder.describe())
+
+
+def encode_labels(y, n_rows: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Map labels of any hashable type to ``0..K-1``; returns ``(codes, classes)``.
+
+    Raises :class:`DataError` for a length mismatch, missing labels, an empty target or a single class.
+    """
+    if not isinstance(y, pd.Series):  # a Series keeps mixed types apart (numpy would turn 1 into "1")
+        y = pd.Series(np.ravel(y) if isinstance(y, np.ndarray) else list(y))
+    if n_rows is not None and len(y) != n_rows:
+        raise DataError(f"X has {n_rows} rows but y has {len(y)} labels")
+    if len(y) == 0:
+        raise DataError("the data is empty (no rows)")
+    if y.isna().any():
+        raise DataError(f"y has {int(y.isna().sum())} missing label(s)")
+    try:
+        classes, codes = np.unique(y.to_numpy(), return_inverse=True)
+    except TypeError:
+        raise DataError("labels mix incomparable types (e.g. numbers and strings)") from None
+    if len(classes) < 2:
+        raise DataError(f"y has a single class ({classes[0]!r}); a classification tree needs at least two")
+    return codes.astype(np.int64).ravel(), classes
+
+
+def _as_frame(X, feature_names) -> pd.DataFrame:
+    if isinstance(X, pd.DataFrame):
+        frame = X.reset_index(drop=True)
+        if feature_names is not None:
+            raise DataError("feature_names is only for array input; a DataFrame keeps its column names")
+    else:
+        A = np.asarray(X)
+        if A.ndim != 2:
+            raise DataError(f"X must be 2-D (samples x features), got shape {A.shape}")
+        names = list(feature_names) if feature_names is not None else [f"x{c}" for c in range(A.shape[1])]
+        if len(names) != A.shape[1]:
+            raise DataError(f"{len(names)} feature names for {A.shape[1]} columns")
+        frame = pd.DataFrame({n: A[:, c] for c, n in enumerate(names)})
+        for n in names:  # an object array of numbers stays numeric
+            if frame[n].dtype == object:
+                converted = pd.to_numeric(frame[n], errors="coerce")
+                if converted.notna().sum() == frame[n].notna().sum():
+                    frame[n] = converted
+    if frame.shape[0] == 0:
+        raise DataError("the data is empty (no rows)")
+    if frame.shape[1] == 0:
+        raise DataError("the data has no feature columns")
+    if len(set(map(str, frame.columns))) != frame.shape[1]:
+        raise DataError("feature names must be unique")
+    return frame
+
+
+def _check_weights(w, n: int) -> np.ndarray | None:
+    if w is None:
+        return None
+    try:
+        w = np.asarray(w, dtype=float).ravel()
+    except (TypeError, ValueError):
+        raise DataError("sample_weight must be numeric") from None
+    if len(w) != n:
+        raise DataError(f"sample_weight has {len(w)} entries for {n} rows")
+    if not np.isfinite(w).all():
+        raise DataError("sample_weight has NaN or infinite entries")
+    if (w < 0).any():
+        raise DataError("sample_weight has negative entries")
+    if w.sum() <= 0:
+        raise DataError("sample_weight sums to zero")
+    return w

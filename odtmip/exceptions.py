@@ -1,0 +1,29 @@
+"""Errors raised by odtmip.
+
+Every error a user can cause is a subclass of ``ValueError`` or ``TypeError`` with a one-line message that
+names the problem; the command line turns them into exit code 2. All of them also derive from :class:`OdtmipError`.
+"""
+
+
+class OdtmipError(Exception):
+    """Base class of the errors odtmip raises on purpose."""
+
+
+class DataError(OdtmipError, ValueError):
+    """The data cannot be used: wrong shape, NaN, a single class, unknown labels, empty input."""
+
+
+class OptionError(OdtmipError, ValueError):
+    """An option has an invalid value (negative depth, unknown solver, conflicting settings)."""
+
+
+class FormatError(OdtmipError, ValueError):
+    """A file cannot be read in the stated or inferred format."""
+
+
+class SolverUnavailableError(OdtmipError, RuntimeError):
+    """A solver odtmip needs is not installed or cannot be started."""
+
+
+class VerificationError(OdtmipError, RuntimeError):
+    """A solver's reported objective differs from the one recomputed by re-routing the data."""

@@ -1,0 +1,133 @@
+"""Metrics from (weighted) confusion counts.
+
+All functions take class indices (``0..K-1``) and optional sample weights. The binary metrics (sensitivity,
+specificity, precision, F1, MCC, Fowlkes–Mallows) treat class ``positive`` (default 1) as the positive class;
+a ratio whose denominator is zero is 0.0 (the convention of scikit-learn's ``zero_division=0``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from odtmip.exceptions import DataError
+
+
+def confusion_matrix(y_true, y_pred, n_classes: int | None = None, sample_weight=None) -> np.ndarray:
+    """Weighted K x K matrix; entry (t, p) sums the weights of rows with true class t predicted p."""
+    y_true = np.asarray(y_true, dtype=np.int64)
+    y_pred = np.asarray(y_pred, dtype=np.int64)
+    if y_true.shape != y_pred.shape:
+        raise DataError(f"y_true has {len(y_true)} entries but y_pred has {len(y_pred)}")
+    k = int(max(y_true.max(initial=0), y_pred.max(initial=0)) + 1) if n_classes is None else n_classes
+    w = np.ones(len(y_true)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    out = np.zeros((k, k))
+    np.add.at(out, (y_true, y_pred), w)
+    return out
+
+
+@dataclass(frozen=True)
+class Confusion:
+    """Binary confusion counts (weighted): true/false positives and negatives."""
+
+    tp: float
+    fp: float
+    tn: float
+    fn: float
+
+    @classmethod
+    def from_labels(cls, y_true, y_pred, sample_weight=None, positive: int = 1) -> Confusion:
+        """Counts with class ``positive`` as the positive class and every other class negative."""
+        t = np.asarray(y_true) == positive
+        p = np.asarray(y_pred) == positive
+        w = np.ones(len(t)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        return cls(tp=float(w[t & p].sum()), fp=float(w[~t & p].sum()),
+                   tn=float(w[~t & ~p].sum()), fn=float(w[t & ~p].sum()))
+
+    @property
+    def n(self) -> float:
+        return self.tp + self.fp + self.tn + self.fn
+
+    @property
+    def misclassifications(self) -> float:
+        return self.fp + self.fn
+
+    @property
+    def accuracy(self) -> float:
+        return _ratio(self.tp + self.tn, self.n)
+
+    @property
+    def sensitivity(self) -> float:
+        """True positive rate TP / (TP + FN), also called recall."""
+        return _ratio(self.tp, self.tp + self.fn)
+
+    @property
+    def specificity(self) -> float:
+        """True negative rate TN / (TN + FP)."""
+        return _ratio(self.tn, self.tn + self.fp)
+
+    @property
+    def precision(self) -> float:
+        return _ratio(self.tp, self.tp + self.fp)
+
+    @property
+    def balanced_accuracy(self) -> float:
+        return (self.sensitivity + self.specificity) / 2
+
+    @property
+    def f1(self) -> float:
+        return _ratio(2 * self.tp, 2 * self.tp + self.fp + self.fn)
+
+    @property
+    def mcc(self) -> float:
+        """Matthews correlation coefficient."""
+        den = math.sqrt((self.tp + self.fp) * (self.tp + self.fn) * (self.tn + self.fp) * (self.tn + self.fn))
+        return _ratio(self.tp * self.tn - self.fp * self.fn, den)
+
+    @property
+    def fowlkes_mallows(self) -> float:
+        """Geometric mean of precision and sensitivity."""
+        return math.sqrt(self.precision * self.sensitivity)
+
+
+def misclassifications(y_true, y_pred, sample_weight=None) -> float:
+    """Weighted number of wrong predictions."""
+    wrong = np.asarray(y_true) != np.asarray(y_pred)
+    return float(wrong.sum() if sample_weight is None else np.asarray(sample_weight, dtype=float)[wrong].sum())
+
+
+def accuracy(y_true, y_pred, sample_weight=None) -> float:
+    """Weighted fraction of correct predictions (any number of classes)."""
+    total = len(y_true) if sample_weight is None else float(np.sum(sample_weight))
+    return 1.0 - _ratio(misclassifications(y_true, y_pred, sample_weight), total)
+
+
+def balanced_accuracy(y_true, y_pred, sample_weight=None) -> float:
+    """Mean per-class recall over the classes present in ``y_true`` (any number of classes)."""
+    cm = confusion_matrix(y_true, y_pred, sample_weight=sample_weight)
+    support = cm.sum(axis=1)
+    present = support > 0
+    return float(np.mean(np.diag(cm)[present] / support[present]))
+
+
+def _binary(name: str):
+    def metric(y_true, y_pred, sample_weight=None, positive: int = 1) -> float:
+        return getattr(Confusion.from_labels(y_true, y_pred, sample_weight, positive), name)
+
+    metric.__name__ = name
+    metric.__doc__ = f"{name.replace('_', ' ').capitalize()} with class ``positive`` as positive (see Confusion)."
+    return metric
+
+
+sensitivity = _binary("sensitivity")
+specificity = _binary("specificity")
+precision = _binary("precision")
+f1 = _binary("f1")
+mcc = _binary("mcc")
+fowlkes_mallows = _binary("fowlkes_mallows")
+
+
+def _ratio(a: float, b: float) -> float:
+    return float(a / b) if b > 0 else 0.0

@@ -1,0 +1,52 @@
+"""Every solver behind one call: ``odtmip.solve(dataset, solver=..., **options)``.
+
+:data:`SOLVERS` maps a solver's name to a :class:`SolverSpec`: the function that runs it and the options it
+accepts. The command line and the estimator both go through :func:`solve`, so a new solver is one entry here.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from odtmip.data import Dataset
+from odtmip.exceptions import OptionError
+from odtmip.results import SolveResult
+
+
+@dataclass(frozen=True)
+class SolverSpec:
+    """A solver: ``module:function`` to call with ``(dataset, **options)`` and the options it takes."""
+
+    target: str
+    options: tuple[str, ...]
+    summary: str
+
+    def load(self) -> Callable[..., SolveResult]:
+        module, func = self.target.split(":")
+        return getattr(importlib.import_module(module), func)
+
+
+SOLVERS: dict[str, SolverSpec] = {
+    "dp": SolverSpec(
+        "odtmip.dp:solve_dp",
+        ("max_depth", "max_nodes", "min_leaf", "penalty", "time_limit"),
+        "MurTree-style dynamic programming on binary columns (exact, anytime)",
+    ),
+}
+
+
+def solve(dataset: Dataset, solver: str = "dp", **options) -> SolveResult:
+    """Solve ``dataset`` with the named solver; options the solver does not take are an error.
+
+    Options whose value is None are dropped, so callers can pass every option they know.
+    """
+    spec = SOLVERS.get(solver)
+    if spec is None:
+        raise OptionError(f"unknown solver {solver!r}; available: {', '.join(SOLVERS)}")
+    given = {k: v for k, v in options.items() if v is not None}
+    unknown = sorted(set(given) - set(spec.options))
+    if unknown:
+        raise OptionError(f"solver {solver!r} does not take option(s) {', '.join(unknown)}")
+    return spec.load()(dataset, **given)

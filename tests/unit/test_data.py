@@ -1,0 +1,165 @@
+"""Dataset and encodings: groups, label mapping, weights, unseen raw data, and one test per error kind."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from odtmip.binarize import MISSING, midpoint_thresholds, quantile_edges
+from odtmip.data import Dataset
+from odtmip.exceptions import DataError, OptionError
+from odtmip.tree import branch, leaf
+
+RAW = pd.DataFrame({
+    "colour": pd.Categorical(["red", "blue", "red", "green", "blue", "red"], categories=["red", "green", "blue"]),
+    "shape": ["round", "square", "round", "round", None, "square"],
+    "age": [23.0, 35.0, 41.0, 52.0, 60.0, 71.0],
+    "smoker": [0, 1, 1, 0, 0, 1],
+    "member": [True, False, True, True, False, False],
+})
+Y = ["yes", "no", "yes", "no", "no", "yes"]
+
+
+def test_groups_by_column_kind():
+    ds = Dataset(RAW, Y)
+    kinds = [(g.name, g.kind, len(g.members)) for g in ds.groups]
+    assert kinds == [("colour", "categorical", 3), ("shape", "categorical", 3), ("age", "ordinal", 6),
+                     ("smoker", "binary", 1), ("member", "binary", 1)]
+    assert ds.groups[0].levels == ("red", "green", "blue")  # declared category order kept
+    assert ds.groups[1].levels == ("round", "square", MISSING)
+    assert ds.n_binary == 14 and ds.Xb.dtype == np.uint8
+    # one-hot groups have exactly one 1 per row
+    for g in ds.groups[:3]:
+        assert (ds.Xb[:, list(g.members)].sum(axis=1) == 1).all()
+
+
+def test_labels_map_to_sorted_indices_and_back():
+    ds = Dataset(RAW, Y)
+    assert ds.classes_.tolist() == ["no", "yes"]
+    assert ds.classes_[ds.y].tolist() == Y
+    ds_int = Dataset(RAW, [3, 7, 3, 7, 7, 3])
+    assert ds_int.classes_.tolist() == [3, 7] and ds_int.y.tolist() == [0, 1, 0, 1, 1, 0]
+
+
+def test_threshold_encoding_all_midpoints_and_quantiles():
+    ds = Dataset(RAW[["age"]], Y, numeric="thresholds")
+    assert [c.name for c in ds.columns] == ["age>29", "age>38", "age>46.5", "age>56", "age>65.5"]
+    assert midpoint_thresholds(np.arange(100.0), 3) == [24.5, 49.5, 74.5]
+
+
+def test_decile_buckets_by_default():
+    v = np.arange(1.0, 101.0)
+    edges = quantile_edges(v, 10)
+    assert edges == tuple(float(e) for e in range(10, 100, 10))
+    counts = np.bincount(np.searchsorted(edges, v, side="left"))
+    assert counts.tolist() == [10] * 10
+
+
+def test_encoding_applies_to_unseen_raw_data():
+    ds = Dataset(RAW, Y, numeric="thresholds")
+    new = pd.DataFrame({
+        "colour": ["purple", "red"], "shape": ["oval", None], "age": [100.0, 10.0], "smoker": [1, 0],
+        "member": [False, True],
+    })
+    Xb = ds.encoder.transform(new)
+    names = [c.name for c in ds.columns]
+    row0 = {n for n, v in zip(names, Xb[0], strict=True) if v}
+    row1 = {n for n, v in zip(names, Xb[1], strict=True) if v}
+    # unseen categories have all indicators 0; missing maps to its own level; thresholds extend to new values
+    assert row0 == {"age>29", "age>38", "age>46.5", "age>56", "age>65.5", "smoker"}
+    assert row1 == {"colour=red", f"shape={MISSING}", "member"}
+
+
+def test_tree_on_binary_columns_predicts_raw_data():
+    ds = Dataset(RAW, Y)
+    colour_red = ds.groups[0].members[0]
+    split, swap = ds.encoder.group_split(2, ds.groups[2].members[:3])  # age buckets 0..2: a prefix
+    assert split.kind == "threshold" and swap and split.threshold == 41.0
+    # red rows go right; there age <= 41 (the prefix, sent left because swap is True) predicts "yes"
+    tree = ds.new_tree(branch(ds.split_of(colour_red), leaf(0), branch(split, leaf(1), leaf(0))))
+    assert tree.predict(RAW).tolist() == ["yes", "no", "yes", "no", "no", "no"]
+    assert ds.misclassifications(tree) == 1.0
+    new = pd.DataFrame({"colour": ["red", "red", "violet"], "shape": ["x", "y", "z"], "age": [30.0, 90.0, 30.0],
+                        "smoker": [0, 0, 1], "member": [False, False, True]})
+    assert tree.predict(new).tolist() == ["yes", "no", "no"]
+    assert "age <= 41" in tree.to_text() and "colour in {red}" in tree.to_text()
+
+
+def test_group_split_forms():
+    ds = Dataset(RAW, Y)
+    colour = ds.groups[0]
+    s, swap = ds.encoder.group_split(0, colour.members[:2])
+    assert (s.kind, s.categories, swap) == ("subset", ("red", "green"), False)
+    age = ds.groups[2]
+    s, swap = ds.encoder.group_split(2, age.members[3:])
+    assert (s.kind, s.threshold, swap) == ("threshold", 41.0, False)
+    s, swap = ds.encoder.group_split(2, [age.members[1], age.members[3]])
+    assert (s.kind, s.bins, swap) == ("bins", (1, 3), False)
+    with pytest.raises(ValueError, match="non-empty subset"):
+        ds.encoder.group_split(0, [age.members[0]])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(-1e3, 1e3, allow_nan=False, width=32), min_size=2, max_size=40),
+       st.sampled_from(["buckets", "thresholds"]))
+def test_every_binary_column_is_its_split_on_the_raw_data(values, numeric):
+    x = np.array(values, dtype=float)
+    y = np.arange(len(x)) % 2
+    ds = Dataset(pd.DataFrame({"v": x}), y, numeric=numeric, n_buckets=4)
+    for j, col in enumerate(ds.columns):
+        assert (ds.Xb[:, j] == col.split.goes_right([x])).all()
+    if numeric == "buckets" and ds.n_binary > 1:
+        assert (ds.Xb.sum(axis=1) == 1).all()  # every value lands in exactly one bucket
+
+
+def test_sample_weights():
+    ds = Dataset(RAW, Y, sample_weight=[1, 2, 3, 4, 5, 6])
+    tree = ds.new_tree(leaf(1))
+    assert ds.misclassifications(tree) == 2 + 4 + 5
+    assert Dataset(RAW, Y).weights.tolist() == [1.0] * 6
+
+
+def test_numpy_input_gets_names_and_numeric_object_columns_stay_numeric():
+    A = np.array([[1, "a", 0.5], [0, "b", 1.5], [1, "a", 2.5]], dtype=object)
+    ds = Dataset(A, [0, 1, 0])
+    assert ds.feature_names == ["x0", "x1", "x2"]
+    assert [g.kind for g in ds.groups] == ["binary", "categorical", "ordinal"]
+    ds = Dataset(np.eye(3), [0, 1, 1], feature_names=["a", "b", "c"])
+    assert ds.feature_names == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize("X, y, kwargs, message", [
+    (RAW, Y[:-1], {}, "X has 6 rows but y has 5 labels"),
+    (RAW.iloc[:0], [], {}, "empty"),
+    (RAW.iloc[:, :0], Y, {}, "no feature columns"),
+    (RAW, ["yes"] * 6, {}, "single class"),
+    (RAW, ["yes", None, "no", "no", "yes", "no"], {}, "missing label"),
+    (RAW, [1, "a", 1, "a", 1, "a"], {}, "incomparable"),
+    (RAW.assign(age=[1.0, np.nan, 3, 4, 5, 6]), Y, {}, "numeric column 'age' has missing values"),
+    (np.zeros(6), Y, {}, "must be 2-D"),
+    (np.zeros((6, 2)), Y, {"feature_names": ["a"]}, "1 feature names for 2 columns"),
+    (RAW, Y, {"sample_weight": [1, 2, 3]}, "sample_weight has 3 entries"),
+    (RAW, Y, {"sample_weight": [1, -2, 3, 4, 5, 6]}, "negative"),
+    (RAW, Y, {"sample_weight": [1, np.nan, 3, 4, 5, 6]}, "NaN"),
+    (RAW, Y, {"sample_weight": [0] * 6}, "sums to zero"),
+    (RAW, Y, {"categorical": ["nope"]}, r"categorical column\(s\) \['nope'\] not in the data"),
+    (RAW, Y, {"feature_names": ["a"]}, "only for array input"),
+])
+def test_bad_input_raises_data_error(X, y, kwargs, message):
+    with pytest.raises(DataError, match=message):
+        Dataset(X, y, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"numeric": "deciles"}, "numeric encoding must be one of"),
+    ({"n_buckets": 1}, "n_buckets must be an integer >= 2"),
+    ({"n_thresholds": 0}, "n_thresholds must be a positive integer"),
+])
+def test_bad_encoding_options_raise_option_error(kwargs, message):
+    with pytest.raises(OptionError, match=message):
+        Dataset(RAW, Y, **kwargs)
+
+
+def test_errors_are_value_errors():
+    assert issubclass(DataError, ValueError) and issubclass(OptionError, ValueError)
