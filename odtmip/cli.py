@@ -72,7 +72,17 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--penalty", type=_nonnegative_float,
                      help="cost per branch node added to the misclassifications")
     fit.add_argument("--time-limit", type=_positive_float, help="seconds; the best tree so far is returned")
+    _add_model_options(fit)
     fit.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+
+    chk = sub.add_parser("check", help="solve with a MIP model and with the DP and compare the optima")
+    chk.add_argument("data", help="a bundled dataset name (see `odtmip datasets`) or a file path")
+    _add_data_options(chk)
+    chk.add_argument("--model", default="gunluk", choices=["gunluk"], help="MIP model (default: gunluk)")
+    chk.add_argument("--depth", type=_nonnegative_int, default=2, help="balanced depth (default: 2)")
+    chk.add_argument("--time-limit", type=_positive_float, help="seconds per solve")
+    _add_model_options(chk, constraints=False)
+    chk.add_argument("--json", action="store_true", help="print one JSON object on stdout")
 
     ds = sub.add_parser("datasets", help="list the bundled datasets and the files in the data folder")
     ds.add_argument("--data-dir", help="benchmark data folder (default: $ODTMIP_DATA or ../shared/datasets)")
@@ -87,6 +97,36 @@ def _add_data_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--numeric", choices=["buckets", "thresholds"], default="buckets",
                    help="encoding of numeric columns (default: buckets = deciles)")
     p.add_argument("--n-buckets", type=int, default=10, help="quantile buckets per numeric column (default: 10)")
+
+
+def _add_model_options(p: argparse.ArgumentParser, constraints: bool = True) -> None:
+    g = p.add_argument_group("MIP model options")
+    g.add_argument("--topology", help="tree shape: depth2, depth2.5, depth3, imbalanced, balanced-D or '((L L) L)'")
+    g.add_argument("--class-weight", type=_positive_float, help="C: weight of a correct negative (Günlük (8a))")
+    g.add_argument("--max-card", type=_nonnegative_int, help="max.card of categorical subsets (Günlük §4.5)")
+    if constraints:
+        g.add_argument("--warm-start", choices=["dp", "none"], help="start HiGHS from the DP tree (default: dp)")
+        target = g.add_mutually_exclusive_group()
+        target.add_argument("--min-specificity", type=_fraction, help="maximise sensitivity s.t. TNR >= T")
+        target.add_argument("--min-sensitivity", type=_fraction, help="maximise specificity s.t. TPR >= T")
+
+
+def _fraction(text: str) -> float:
+    value = _nonnegative_float(text)
+    if value > 1:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}")
+    return value
+
+
+_OPTION_NAMES = {  # command-line dest -> solver option
+    "max_nodes": "max_nodes", "min_leaf": "min_leaf", "penalty": "penalty", "topology": "topology",
+    "class_weight": "class_weight", "max_card": "max_card", "warm_start": "warm_start",
+    "min_specificity": "min_specificity", "min_sensitivity": "min_sensitivity",
+}
+
+
+def _solver_options(args) -> dict:
+    return {opt: getattr(args, dest) for dest, opt in _OPTION_NAMES.items() if getattr(args, dest, None) is not None}
 
 
 def load_dataset(args) -> Dataset:
@@ -115,9 +155,15 @@ def result_record(result: SolveResult, data: Dataset) -> dict:
         "n_branch_nodes": None if tree is None else tree.n_branch_nodes,
         "n_leaves": None if tree is None else tree.n_leaves,
         "seconds": result.seconds,
-        "stats": {k: _finite(v) if isinstance(v, float) else v for k, v in result.stats.items()},
-        "tree": None if tree is None else tree.to_dict(),
     }
+    for key in ("nodes", "build_seconds", "solve_seconds", "warm_start_accepted"):
+        if key in result.stats:
+            record[key] = result.stats[key]
+    if tree is not None and data.n_classes == 2:  # recomputed rates, class index 1 positive
+        rates = metrics.Confusion.from_labels(data.y, tree.predict_index(data.X), data.sample_weight)
+        record["tpr"], record["tnr"] = rates.sensitivity, rates.specificity
+    record["stats"] = {k: _finite(v) if isinstance(v, float) else v for k, v in result.stats.items()}
+    record["tree"] = None if tree is None else tree.to_dict()
     return record
 
 
@@ -128,8 +174,7 @@ def _finite(x):
 def _cmd_fit(args) -> int:
     data = load_dataset(args)
     log.info("data: %s", data.describe())
-    result = solve(data, args.solver, max_depth=args.depth, max_nodes=args.max_nodes, min_leaf=args.min_leaf,
-                   penalty=args.penalty, time_limit=args.time_limit)
+    result = solve(data, args.solver, max_depth=args.depth, time_limit=args.time_limit, **_solver_options(args))
     record = result_record(result, data)
     if args.json:
         print(json.dumps(record))
@@ -145,6 +190,23 @@ def _cmd_fit(args) -> int:
     return 0
 
 
+def _cmd_check(args) -> int:
+    from odtmip.check import check
+
+    data = load_dataset(args)
+    report = check(data, args.model, max_depth=args.depth, time_limit=args.time_limit, **_solver_options(args))
+    if args.json:
+        print(json.dumps({"model": report.model, "verdict": report.verdict, "relation": report.relation,
+                          "mip": result_record(report.mip, data), "dp": result_record(report.dp, data),
+                          "dp_deep": result_record(report.dp_deep, data)}))
+        return 0
+    print(f"data: {args.data}: {data.describe()}")
+    if report.mip.tree is not None:
+        print(report.mip.tree.to_text())
+    print(report.summary())
+    return 0 if report.verdict != "disagree" else 1
+
+
 def _cmd_datasets(args) -> int:
     table = datasets.list_datasets(data_dir=args.data_dir)
     if args.json:
@@ -158,11 +220,14 @@ def _cmd_datasets(args) -> int:
 
 def main(argv=None) -> int:
     """Entry point of the ``odtmip`` console script."""
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as stop:  # argparse: --help (0) or a usage error (2, already printed)
+        return int(stop.code or 0)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="%(name)s: %(message)s")
     try:
-        return {"fit": _cmd_fit, "datasets": _cmd_datasets}[args.command](args)
+        return {"fit": _cmd_fit, "check": _cmd_check, "datasets": _cmd_datasets}[args.command](args)
     except (OdtmipError, FileNotFoundError) as err:
         print(f"odtmip: error: {err}", file=sys.stderr)
         return 2

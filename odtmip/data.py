@@ -7,6 +7,7 @@ groups (see :mod:`odtmip.binarize`).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 
 import numpy as np
@@ -104,6 +105,23 @@ class Dataset:
         """A :class:`Tree` over this data's raw columns with leaf counts from the training rows."""
         tree = Tree(spec, self.feature_names, self.classes_)
         return tree.fit_counts(self.X, self.y, self.sample_weight)
+
+    def derive(self, columns: Sequence[BinaryColumn]) -> Dataset:
+        """A copy over the same raw data and labels whose binary columns are ``columns``.
+
+        Used to give the DP exactly the splits a MIP model allows (e.g. one column per subset of a group).
+        """
+        new = copy.copy(self)
+        new.encoder = copy.copy(self.encoder)
+        new.encoder.columns_ = list(columns)
+        new.Xb = new.encoder.transform(self.X)
+        return new
+
+    def reweighted(self, sample_weight) -> Dataset:
+        """A copy with other sample weights (e.g. a class weight folded in)."""
+        new = copy.copy(self)
+        new.sample_weight = _check_weights(sample_weight, self.n_samples)
+        return new
 
     def misclassifications(self, tree: Tree) -> float:
         """Weighted count of training rows ``tree`` misclassifies, by routing the raw data through it."""

@@ -34,6 +34,13 @@ SOLVERS: dict[str, SolverSpec] = {
         ("max_depth", "max_nodes", "min_leaf", "penalty", "time_limit"),
         "MurTree-style dynamic programming on binary columns (exact, anytime)",
     ),
+    "gunluk": SolverSpec(
+        "odtmip.models.gunluk:solve_gunluk",
+        ("max_depth", "time_limit", "warm_start", "options", "highs", "lp_bound", "topology", "strengthen",
+         "anchors", "delete_variables", "relax", "ordinal", "order_symmetry", "max_card", "class_weight",
+         "min_specificity", "min_sensitivity", "positive", "feature_selection", "random_state"),
+        "Günlük et al. categorical-subset MIP on HiGHS, warm-started from the DP",
+    ),
 }
 
 

@@ -141,7 +141,8 @@ def _random_tree(draw, depth):
     elif kind == "threshold":
         split = Split("threshold", (1,), threshold=draw(st.floats(-1e6, 1e6, allow_nan=False)))
     elif kind == "bins":
-        split = Split("bins", (1,), edges=(0.0, 1.5, 7.25), bins=tuple(sorted(draw(st.sets(st.integers(0, 3), min_size=1)))))
+        bins = tuple(sorted(draw(st.sets(st.integers(0, 3), min_size=1))))
+        split = Split("bins", (1,), edges=(0.0, 1.5, 7.25), bins=bins)
     else:
         split = Split("hyperplane", (1, 3), threshold=draw(st.floats(-5, 5)), weights=(draw(st.floats(-2, 2)), 0.1))
     return branch(split, _random_tree(draw, depth - 1), _random_tree(draw, depth - 1))

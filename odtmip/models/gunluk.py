@@ -1,0 +1,749 @@
+"""Günlük et al. categorical-subset model: the IP (8) of [GKLMS] and its options.
+
+A decision node k picks one feature group g (``v``) and a subset of that group's one-hot columns (``z``);
+samples having a selected column go **left**. The tree shape (topology) is fixed in advance, and so are the
+leaf labels: leaves are numbered left to right and the even ones are positive ([GKLMS] §2), so every
+leaf-adjacent node has a negative leaf on the left and a positive one on the right. Trivial splits (empty or
+full subsets) let the fixed shape represent every smaller tree.
+
+Equations -> components
+-----------------------
+=====================  ==================================================================
+(1)                    ``one_group_per_node``
+(2)                    ``subset_within_group``
+(3), (4)               ``L`` (Expression); R(i,k) = 1 - L(i,k) is written inline
+(5), (6)               ``left_path``, ``right_path`` (used when ``strengthen=False``)
+(7)                    ``one_leaf_per_sample`` (only without (14))
+(8a)                   ``correct`` (objective, maximised)
+(11), (12)             ``left_branch``, ``right_branch`` (``strengthen=True``, replace (5)-(6))
+(13)                   ``anchor``
+(14)                   ``c`` is indexed by the correct (sample, leaf) pairs only
+§4.4 ordinal groups    ``w_order``, ``order_down``, ``order_up``
+§4.5 max.card          ``w_card``, ``card_small``, ``card_large``
+(15) corrected, (16)   ``specificity_target`` / ``sensitivity_target``, objective ``true_positives``
+                       / ``true_negatives``
+=====================  ==================================================================
+
+Deviations from the paper
+-------------------------
+* **(15) is corrected**: the printed right-hand side ``ceil((1 - 0.95)|I-|)`` counts true negatives, so it only
+  guarantees a specificity of 5 %. We impose ``TN >= ceil(tau |I-|)`` (and the mirror ``TP >= ceil(tau |I+|)``)
+  computed in exact rational arithmetic.
+* Proposition 3's relaxation (continuous v, and z at leaf-adjacent nodes) is applied only where it is proved:
+  not with ordinal w-constraints, max.card or a sensitivity/specificity target.
+* odtmip reports every objective as a **loss** (weighted misclassifications, or missed positives/negatives for
+  constrained fits), recomputed by routing the data through the decoded tree; the Pyomo model itself keeps the
+  paper's maximisation (8a) so it reads like the paper.
+* Sample weights multiply the terms of (8a); the class weight C multiplies the negatives' terms.
+
+Known optimum of the bundled example: on the generated tic-tac-toe endgame data the balanced depth-2 model and
+the DP both find 282 misclassifications (676 of 958 correct).
+
+References
+----------
+.. [GKLMS] O. Günlük, J. Kalagnanam, M. Li, M. Menickelly, K. Scheinberg, "Optimal decision trees for
+   categorical data via integer programming", Journal of Global Optimization 81 (2021) 233–260.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+
+import numpy as np
+import pyomo.environ as pyo
+
+from odtmip.binarize import BinaryColumn
+from odtmip.data import Dataset
+from odtmip.exceptions import DataError, OptionError
+from odtmip.models._highs import HighsOptions
+from odtmip.models.base import solve_model
+from odtmip.models.topology import Topology
+from odtmip.results import SolveResult
+from odtmip.tree import Tree, branch, leaf
+
+
+@dataclass(frozen=True)
+class GunlukOptions:
+    """Options of the [GKLMS] model; each one can be toggled and none changes the optimum unless noted.
+
+    Attributes
+    ----------
+    topology : str
+        A named topology (``depth2``, ``depth2.5``, ``depth3``, ``imbalanced``, ``balanced-D``) or a shape
+        such as ``"((L L) (L L))"``; see :mod:`odtmip.models.topology`.
+    strengthen : bool
+        Use (11)–(12) instead of (5)–(6), [GKLMS] §4.3.1.
+    anchors : bool
+        Symmetry breaking (13) at non-leaf-adjacent nodes with symmetric subtrees, §4.3.2.
+    delete_variables : bool
+        Define c only for correct (sample, leaf) pairs (14), §4.3.3.
+    relax : bool
+        Proposition 3, §4.3.4: v continuous, z continuous at leaf-adjacent nodes (only where valid).
+    ordinal : bool
+        Ordinal w-constraints for numeric bucket groups, §4.4 (False treats buckets as categories).
+    order_symmetry : bool
+        Alternative symmetry breaking of §4.4/§4.5: w = 1 at anchor nodes; not with ``anchors``.
+    max_card : int or None
+        max.card, §4.5: subsets of a categorical group hold at most ``max_card`` or at least
+        ``|J(g)| - max_card`` columns.
+    class_weight : float
+        C in (8a): one correct negative counts as C correct positives.
+    min_specificity, min_sensitivity : float or None
+        §4.6 with the corrected (15): maximise TP s.t. TN >= ceil(tau |I-|), or the mirror. At most one.
+    positive : int
+        Index (into ``Dataset.classes_``) of the positive class.
+    feature_selection : bool
+        Keep only the groups a CART tree (scikit-learn, default settings) uses on 90 % of the data, §5.
+    """
+
+    topology: str = "depth2"
+    strengthen: bool = True
+    anchors: bool = True
+    delete_variables: bool = True
+    relax: bool = True
+    ordinal: bool = True
+    order_symmetry: bool = False
+    max_card: int | None = None
+    class_weight: float = 1.0
+    min_specificity: float | None = None
+    min_sensitivity: float | None = None
+    positive: int = 1
+    feature_selection: bool = False
+    random_state: int = 0
+
+    def __post_init__(self):
+        if self.anchors and self.order_symmetry:
+            raise OptionError("anchors and order_symmetry break the same symmetry; use one of them ([GKLMS] §4.4)")
+        if self.max_card is not None and (not isinstance(self.max_card, int) or self.max_card < 1):
+            raise OptionError(f"max_card must be a positive integer, got {self.max_card!r}")
+        if not (self.class_weight > 0 and math.isfinite(self.class_weight)):
+            raise OptionError(f"class_weight must be a positive number, got {self.class_weight!r}")
+        if self.min_specificity is not None and self.min_sensitivity is not None:
+            raise OptionError("give min_specificity or min_sensitivity, not both")
+        for name in ("min_specificity", "min_sensitivity"):
+            tau = getattr(self, name)
+            if tau is not None and not 0 <= tau <= 1:
+                raise OptionError(f"{name} must lie in [0, 1], got {tau!r}")
+        Topology.parse(self.topology)  # fail early on a bad shape
+
+    @property
+    def constrained(self) -> bool:
+        return self.min_specificity is not None or self.min_sensitivity is not None
+
+
+def exact_target(tau: float, n: int) -> int:
+    """ceil(tau * n) in exact arithmetic (0.07 * 100 is 7.000000000000001 in binary floating point)."""
+    return math.ceil(Fraction(str(tau)) * n)
+
+
+# ------------------------------------------------------------------------------------------- data
+@dataclass
+class GunlukColumn:
+    """A one-hot column j of the model: its group, and the Dataset binary column it stands for."""
+
+    group: int
+    source: int  # Dataset binary column
+    negated: bool  # True: the column is 1 where the Dataset column is 0 (second column of a 0/1 feature)
+
+
+@dataclass
+class GunlukGroup:
+    """A group g of the model and where it came from in the Dataset."""
+
+    name: str
+    kind: str  # "categorical", "ordinal" (w-constraints apply) or "binary" (two columns: x=1, x=0)
+    columns: list[int]
+    source_group: int
+
+
+@dataclass
+class GunlukData:
+    """The index sets and data a of [GKLMS] §1, derived from a :class:`Dataset`."""
+
+    groups: list[GunlukGroup]
+    columns: list[GunlukColumn]
+    active: np.ndarray  # active[i, g] = the column of group g that sample i has (one-hot)
+    positive: np.ndarray  # boolean: i in I+
+    weights: np.ndarray
+
+    @property
+    def n_samples(self) -> int:
+        return len(self.positive)
+
+
+def prepare(data: Dataset, options: GunlukOptions) -> GunlukData:
+    """Groups and one-hot columns of the model for ``data`` (binary and threshold columns become 2-value groups)."""
+    if data.n_classes != 2:
+        raise DataError(f"the Günlük model is for two classes; the data has {data.n_classes}")
+    if options.positive not in (0, 1):
+        raise OptionError(f"positive must be a class index, 0 or 1, got {options.positive!r}")
+    keep = set(range(len(data.groups)))
+    if options.feature_selection:
+        keep = cart_selected_groups(data, options.random_state)
+    groups: list[GunlukGroup] = []
+    columns: list[GunlukColumn] = []
+    for dg, group in enumerate(data.groups):
+        if dg not in keep:
+            continue
+        if group.kind in ("categorical", "ordinal"):
+            kind = "ordinal" if group.kind == "ordinal" and options.ordinal else "categorical"
+            blocks = [(group.name, kind, [(m, False) for m in group.members])]
+        else:  # a 0/1 column (or threshold feature) is a 2-value group: (x = 1, x = 0)
+            blocks = [(data.columns[m].name, "binary", [(m, False), (m, True)]) for m in group.members]
+        for name, kind, cols in blocks:
+            g = len(groups)
+            idx = list(range(len(columns), len(columns) + len(cols)))
+            columns.extend(GunlukColumn(g, m, neg) for m, neg in cols)
+            groups.append(GunlukGroup(name, kind, idx, dg))
+    active = np.empty((data.n_samples, len(groups)), dtype=np.int64)
+    for g, group in enumerate(groups):
+        onehot = np.column_stack([_column_values(data, columns[j]) for j in group.columns])
+        if not (onehot.sum(axis=1) == 1).all():
+            raise DataError(f"group {group.name!r} is not one-hot on every row ([GKLMS] §1 needs exactly one "
+                            "active column per group)")
+        active[:, g] = np.asarray(group.columns)[onehot.argmax(axis=1)]
+    return GunlukData(groups, columns, active, data.y == options.positive, data.weights)
+
+
+def _column_values(data: Dataset, col: GunlukColumn) -> np.ndarray:
+    x = data.Xb[:, col.source].astype(np.int64)
+    return 1 - x if col.negated else x
+
+
+def cart_selected_groups(data: Dataset, random_state: int = 0) -> set[int]:
+    """Dataset groups used by a CART tree grown on 90 % of the data ([GKLMS] §5 feature selection)."""
+    from sklearn.model_selection import train_test_split
+    from sklearn.tree import DecisionTreeClassifier
+
+    rows = np.arange(data.n_samples)
+    train, _ = train_test_split(rows, train_size=0.9, random_state=random_state, stratify=data.y)
+    cart = DecisionTreeClassifier(random_state=random_state).fit(data.Xb[train], data.y[train])
+    used = cart.tree_.feature[cart.tree_.feature >= 0]
+    selected = {data.columns[j].group for j in used}
+    return selected or {0}
+
+
+def equivalent_columns(data: Dataset, gd: GunlukData, options: GunlukOptions,
+                       max_levels: int = 10) -> tuple[list[BinaryColumn], bool]:
+    """Binary columns over which a depth-limited tree search sees the same splits as the model.
+
+    Returns ``(columns, exact)``. A 0/1 group gives its column; an ordinal group the thresholds between
+    consecutive buckets (both orientations are the same split with children swapped); a categorical group one
+    column per subset up to complement (with max.card: the subsets of at most max.card levels). A categorical
+    group with more than ``max_levels`` levels gets its one-hot columns only, and ``exact`` is then False: the
+    search sees a subset of the model's splits (still a valid warm start).
+    """
+    columns: list[BinaryColumn] = []
+    exact = True
+    for group in gd.groups:
+        source = data.groups[group.source_group]
+        if group.kind == "binary":
+            j = gd.columns[group.columns[0]].source
+            columns.append(data.columns[j])
+            continue
+        members = list(source.members)
+        if group.kind == "ordinal":
+            subsets = [members[t:] for t in range(1, len(members))]
+        else:
+            size = len(members)
+            largest = size // 2 if options.max_card is None else min(options.max_card, size // 2)
+            if size > max_levels:
+                subsets, exact = [[j] for j in members], False
+            else:  # each split once: subsets of at most half the levels (complements are the same split)
+                subsets = [list(c) for r in range(1, largest + 1) for c in itertools.combinations(members, r)
+                           if 2 * r < size or members[0] in c]
+        for subset in subsets:
+            split, _ = data.encoder.group_split(group.source_group, subset)
+            name = " | ".join(data.columns[j].name for j in subset)
+            columns.append(BinaryColumn(name, split, group.source_group))
+    return columns, exact
+
+
+# ------------------------------------------------------------------------------------------- model
+def build_model(data: Dataset, options: GunlukOptions = GunlukOptions()) -> pyo.ConcreteModel:
+    """Build the IP (8) of [GKLMS] with the chosen options. Returns a ``pyo.ConcreteModel``.
+
+    The model keeps a reference to its data preparation (``m.gdata``) and topology (``m.topology``) so that
+    :func:`decode_tree` and :func:`warm_start_values` can map between trees and variables.
+    """
+    gd = prepare(data, options)
+    topo = Topology.parse(options.topology)
+    m = pyo.ConcreteModel(name="gunluk")
+    m.gdata, m.topology, m.options = gd, topo, options
+    _add_index_sets(m, gd, topo, options)
+    _add_split_variables(m, gd, topo, options)
+    _add_routing(m, gd, topo, options)
+    if options.anchors:
+        _add_anchors(m, gd, topo)
+    if any(g.kind == "ordinal" for g in gd.groups):
+        _add_ordinal_order(m, gd, topo, options)
+    if options.max_card is not None:
+        _add_max_card(m, gd, topo, options)
+    _add_objective(m, gd, options)
+    return m
+
+
+def relaxation_applies(options: GunlukOptions, gd: GunlukData) -> bool:
+    """Proposition 3 holds for (8) (+ (13)) only: not with w-constraints, max.card or a target (15)."""
+    has_order = any(g.kind == "ordinal" for g in gd.groups)
+    has_card = options.max_card is not None and any(
+        g.kind == "categorical" and len(g.columns) > options.max_card for g in gd.groups)
+    return options.relax and not (has_order or has_card or options.constrained)
+
+
+def _add_index_sets(m, gd: GunlukData, topo: Topology, options: GunlukOptions) -> None:
+    m.SAMPLES = pyo.Set(initialize=range(gd.n_samples), doc="I: samples")
+    m.POS = pyo.Set(initialize=np.flatnonzero(gd.positive).tolist(), doc="I+: positive samples")
+    m.NEG = pyo.Set(initialize=np.flatnonzero(~gd.positive).tolist(), doc="I-: negative samples")
+    m.NODES = pyo.Set(initialize=topo.nodes, doc="K: decision nodes (pre-order)")
+    m.LEAVES = pyo.Set(initialize=topo.leaves, doc="B: leaves (left to right)")
+    m.POS_LEAVES = pyo.Set(initialize=[b for b in topo.leaves if b % 2 == 0], doc="B+: positive (even) leaves")
+    m.NEG_LEAVES = pyo.Set(initialize=[b for b in topo.leaves if b % 2 == 1], doc="B-: negative (odd) leaves")
+    m.GROUPS = pyo.Set(initialize=range(len(gd.groups)), doc="G: feature groups")
+    m.COLUMNS = pyo.Set(initialize=range(len(gd.columns)), doc="J: one-hot columns (features)")
+    positive_leaf = {b: b % 2 == 0 for b in topo.leaves}
+    if options.delete_variables:  # (14): only correct (sample, leaf) pairs
+        pairs = [(i, b) for i in range(gd.n_samples) for b in topo.leaves if positive_leaf[b] == gd.positive[i]]
+    else:
+        pairs = [(i, b) for i in range(gd.n_samples) for b in topo.leaves]
+    m.PAIRS = pyo.Set(initialize=pairs, dimen=2, doc="(i, b) pairs that have a routing variable c")
+
+
+def _add_split_variables(m, gd: GunlukData, topo: Topology, options: GunlukOptions) -> None:
+    relax = relaxation_applies(options, gd)
+    integer_z = {k: not (relax and topo.leaf_adjacent(k)) for k in topo.nodes}
+    m.v = pyo.Var(m.GROUPS, m.NODES, domain=pyo.UnitInterval if relax else pyo.Binary,
+                  doc="v[g,k] = 1: group g is used for branching at node k")
+    m.z = pyo.Var(m.COLUMNS, m.NODES, domain=pyo.Binary, doc="z[j,k] = 1: column j is selected (goes left) at k")
+    for k in topo.nodes:
+        if not integer_z[k]:
+            for j in m.COLUMNS:
+                m.z[j, k].domain = pyo.UnitInterval
+
+    @m.Constraint(m.NODES, doc="[GKLMS] (1): exactly one group per decision node")
+    def one_group_per_node(m, k):
+        return sum(m.v[g, k] for g in m.GROUPS) == 1
+
+    @m.Constraint(m.COLUMNS, m.NODES, doc="[GKLMS] (2): only columns of the chosen group may be selected")
+    def subset_within_group(m, j, k):
+        return m.z[j, k] <= m.v[gd.columns[j].group, k]
+
+
+def _add_routing(m, gd: GunlukData, topo: Topology, options: GunlukOptions) -> None:
+    active = gd.active.tolist()
+    m.c = pyo.Var(m.PAIRS, domain=pyo.UnitInterval if options.delete_variables else pyo.Binary,
+                  doc="c[i,b] = 1: sample i is routed to leaf b")
+
+    @m.Expression(m.SAMPLES, m.NODES, doc="[GKLMS] (3): L(i,k) = sum_j a_j^i z_j^k, 1 iff i goes left at k")
+    def L(m, i, k):
+        return sum(m.z[j, k] for j in active[i])
+
+    has = set(m.PAIRS)
+    if options.strengthen:
+        below = {k: ([], []) for k in topo.nodes}  # leaves below the left / right branch of k
+        for b, (lt, rt) in topo.paths.items():
+            for k in lt:
+                below[k][0].append(b)
+            for k in rt:
+                below[k][1].append(b)
+
+        @m.Constraint(m.SAMPLES, m.NODES, doc="[GKLMS] (11): at most one leaf left of k, only if i goes left")
+        def left_branch(m, i, k):
+            terms = [m.c[i, b] for b in below[k][0] if (i, b) in has]
+            return sum(terms) <= m.L[i, k] if terms else pyo.Constraint.Skip
+
+        @m.Constraint(m.SAMPLES, m.NODES, doc="[GKLMS] (12): at most one leaf right of k, only if i goes right")
+        def right_branch(m, i, k):
+            terms = [m.c[i, b] for b in below[k][1] if (i, b) in has]
+            return sum(terms) <= 1 - m.L[i, k] if terms else pyo.Constraint.Skip
+    else:
+        left_rows = [(i, b, k) for (i, b) in m.PAIRS for k in topo.paths[b][0]]
+        right_rows = [(i, b, k) for (i, b) in m.PAIRS for k in topo.paths[b][1]]
+
+        @m.Constraint(left_rows, doc="[GKLMS] (5): c[i,b] <= L(i,k) where b's path turns left at k")
+        def left_path(m, i, b, k):
+            return m.c[i, b] <= m.L[i, k]
+
+        @m.Constraint(right_rows, doc="[GKLMS] (6): c[i,b] <= R(i,k) where b's path turns right at k")
+        def right_path(m, i, b, k):
+            return m.c[i, b] <= 1 - m.L[i, k]
+
+    if not options.delete_variables:
+
+        @m.Constraint(m.SAMPLES, doc="[GKLMS] (7): every sample reaches exactly one leaf")
+        def one_leaf_per_sample(m, i):
+            return sum(m.c[i, b] for b in m.LEAVES) == 1
+
+
+def _add_anchors(m, gd: GunlukData, topo: Topology) -> None:
+    nodes = topo.anchor_nodes()
+    m.ANCHOR_NODES = pyo.Set(initialize=nodes, doc="non-leaf-adjacent nodes with symmetric subtrees")
+
+    @m.Constraint(m.GROUPS, m.ANCHOR_NODES, doc="[GKLMS] (13): the anchor column of g goes left when g is used")
+    def anchor(m, g, k):
+        return m.z[gd.groups[g].columns[0], k] == m.v[g, k]
+
+
+def _add_ordinal_order(m, gd: GunlukData, topo: Topology, options: GunlukOptions) -> None:
+    ordinal = [g for g, grp in enumerate(gd.groups) if grp.kind == "ordinal"]
+    m.ORDINAL = pyo.Set(initialize=ordinal, doc="numeric (bucket) groups with ordinal constraints")
+    m.w_order = pyo.Var(m.ORDINAL, m.NODES, domain=pyo.Binary,
+                        doc="w[g,k] = 0: buckets up to a cut go left; 1: buckets from a cut go left")
+    steps = [(g, t, k) for g in ordinal for t in range(len(gd.groups[g].columns) - 1) for k in topo.nodes]
+
+    @m.Constraint(steps, doc="[GKLMS] §4.4: z non-increasing along the buckets unless w = 1")
+    def order_down(m, g, t, k):
+        cols = gd.groups[g].columns
+        return m.z[cols[t], k] >= m.z[cols[t + 1], k] - m.w_order[g, k]
+
+    @m.Constraint(steps, doc="[GKLMS] §4.4: z non-decreasing along the buckets unless w = 0")
+    def order_up(m, g, t, k):
+        cols = gd.groups[g].columns
+        return m.z[cols[t + 1], k] >= m.z[cols[t], k] - (1 - m.w_order[g, k])
+
+    if options.order_symmetry:
+        for g in ordinal:
+            for k in topo.anchor_nodes():
+                m.w_order[g, k].fix(1)
+
+
+def _add_max_card(m, gd: GunlukData, topo: Topology, options: GunlukOptions) -> None:
+    q = options.max_card
+    big = [g for g, grp in enumerate(gd.groups) if grp.kind == "categorical" and len(grp.columns) > q]
+    m.CARD_GROUPS = pyo.Set(initialize=big, doc="categorical groups with more than max.card columns")
+    m.w_card = pyo.Var(m.CARD_GROUPS, m.NODES, domain=pyo.Binary,
+                       doc="w[g,k] = 1: at most max.card columns selected; 0: at least |J(g)| - max.card")
+
+    @m.Constraint(m.CARD_GROUPS, m.NODES, doc="[GKLMS] §4.5: small subset when w = 1")
+    def card_small(m, g, k):
+        cols = gd.groups[g].columns
+        return sum(m.z[j, k] for j in cols) <= q + (len(cols) - q) * (1 - m.w_card[g, k])
+
+    @m.Constraint(m.CARD_GROUPS, m.NODES, doc="[GKLMS] §4.5: large subset when w = 0")
+    def card_large(m, g, k):
+        cols = gd.groups[g].columns
+        return sum(m.z[j, k] for j in cols) >= (len(cols) - q) - (len(cols) - q) * m.w_card[g, k]
+
+    if options.order_symmetry:
+        for g in big:
+            for k in topo.anchor_nodes():
+                m.w_card[g, k].fix(1)
+
+
+def _add_objective(m, gd: GunlukData, options: GunlukOptions) -> None:
+    w = gd.weights
+    C = options.class_weight
+    tp = sum(w[i] * m.c[i, b] for i in m.POS for b in m.POS_LEAVES if (i, b) in m.PAIRS)
+    tn = sum(w[i] * m.c[i, b] for i in m.NEG for b in m.NEG_LEAVES if (i, b) in m.PAIRS)
+    tn_count = sum(m.c[i, b] for i in m.NEG for b in m.NEG_LEAVES if (i, b) in m.PAIRS)
+    tp_count = sum(m.c[i, b] for i in m.POS for b in m.POS_LEAVES if (i, b) in m.PAIRS)
+    if options.min_specificity is not None:
+        m.tn_target = exact_target(options.min_specificity, len(m.NEG))
+        m.specificity_target = pyo.Constraint(expr=tn_count >= m.tn_target,
+                                              doc="[GKLMS] (15), corrected: TN >= ceil(tau |I-|)")
+        m.true_positives = pyo.Objective(expr=tp, sense=pyo.maximize, doc="[GKLMS] (16): true positives")
+    elif options.min_sensitivity is not None:
+        m.tp_target = exact_target(options.min_sensitivity, len(m.POS))
+        m.sensitivity_target = pyo.Constraint(expr=tp_count >= m.tp_target,
+                                              doc="[GKLMS] (15) mirrored, corrected: TP >= ceil(tau |I+|)")
+        m.true_negatives = pyo.Objective(expr=tn, sense=pyo.maximize, doc="[GKLMS] (16) mirrored: true negatives")
+    else:
+        m.correct = pyo.Objective(expr=tp + C * tn, sense=pyo.maximize,
+                                  doc="[GKLMS] (8a): correctly classified samples, negatives weighted by C")
+
+
+def loss_offset(m) -> float:
+    """The constant that turns the model's maximised objective into odtmip's loss: loss = offset - value."""
+    gd, options = m.gdata, m.options
+    pos = float(gd.weights[gd.positive].sum())
+    neg = float(gd.weights[~gd.positive].sum())
+    if options.min_specificity is not None:
+        return pos
+    if options.min_sensitivity is not None:
+        return neg
+    return pos + options.class_weight * neg
+
+
+def loss(data: Dataset, tree: Tree, options: GunlukOptions) -> float:
+    """odtmip's loss for ``tree``, recomputed by routing: weighted errors with negatives weighted by C, or the
+    weight of missed positives (negatives) for a specificity (sensitivity) target."""
+    predicted_pos = tree.predict_index(data.X) == options.positive
+    pos = data.y == options.positive
+    w = data.weights
+    fn = float(w[pos & ~predicted_pos].sum())
+    fp = float(w[~pos & predicted_pos].sum())
+    if options.min_specificity is not None:
+        return fn
+    if options.min_sensitivity is not None:
+        return fp
+    return fn + options.class_weight * fp
+
+
+# ------------------------------------------------------------------------------------ decode / start
+def decode_tree(m, data: Dataset) -> Tree:
+    """The tree the model's current variable values describe (z rounded; v taken as the group of the subset).
+
+    Nodes whose subset is empty or holds every column of the group send all samples one way and are removed;
+    sibling leaves with the same class are merged. Predictions on any data are unchanged by both.
+    """
+    gd, topo, options = m.gdata, m.topology, m.options
+    neg_class, pos_class = 1 - options.positive, options.positive
+
+    def build(child):
+        kind, idx = child
+        if kind == "leaf":
+            return leaf(pos_class if idx % 2 == 0 else neg_class)
+        k = idx
+        g = max(m.GROUPS, key=lambda g: pyo.value(m.v[g, k]))
+        cols = gd.groups[g].columns
+        selected = [j for j in cols if pyo.value(m.z[j, k]) > 0.5]
+        left, right = (build(c) for c in topo.children[k])
+        if not selected:  # nothing goes left
+            return right
+        if len(selected) == len(cols):  # everything goes left
+            return left
+        split, swap = _raw_split(data, gd, g, [j for j in cols if j not in selected])
+        return _merge(branch(split, right, left) if swap else branch(split, left, right))
+
+    return data.new_tree(build(("node", 1)))
+
+
+def _raw_split(data: Dataset, gd: GunlukData, g: int, right_columns: list[int]):
+    """The raw split sending the samples that have one of ``right_columns`` right; returns (split, swap)."""
+    group = gd.groups[g]
+    if group.kind == "binary":  # columns (x = 1, x = 0)
+        col = gd.columns[right_columns[0]]
+        return data.split_of(col.source), col.negated
+    return data.encoder.group_split(group.source_group, [gd.columns[j].source for j in right_columns])
+
+
+def _merge(spec):
+    """Replace a branch whose two children are leaves of one class by that leaf."""
+    if spec.left.split is None and spec.right.split is None and spec.left.label == spec.right.label:
+        return leaf(spec.left.label)
+    return spec
+
+
+@dataclass
+class _Embedding:
+    v: dict = field(default_factory=dict)  # (g, k) -> value
+    z: dict = field(default_factory=dict)  # (j, k) -> value
+
+
+def _group_subset(data: Dataset, gd: GunlukData, split, raw_cols) -> tuple[int, set[int]] | None:
+    """A model group g and the columns of g whose samples ``split`` sends right, if that reproduces the
+    split's partition of the training rows exactly; else None."""
+    goes_right = split.goes_right(raw_cols)
+    for g, group in enumerate(gd.groups):
+        if data.groups[group.source_group].column not in split.columns:
+            continue
+        right = {j for j in group.columns if goes_right[gd.active[:, g] == j].any()}
+        if np.array_equal(np.isin(gd.active[:, g], list(right)), goes_right):
+            return g, right
+    return None
+
+
+def warm_start_values(m, data: Dataset, tree: Tree) -> list | None:
+    """(variable, value) pairs for v and z that reproduce ``tree`` in the model's topology, or None.
+
+    Each split of ``tree`` must partition the training rows like some group's subset does (true for trees
+    over ``data``'s binary columns or over subsets of a group), and the tree must fit in the topology, possibly
+    after swapping children (complementing a subset). Routing variables c are left to HiGHS, which completes a
+    partial start by solving an LP.
+    """
+    gd, topo, options = m.gdata, m.topology, m.options
+    raw_cols = [data.X.iloc[:, c].to_numpy() for c in range(data.n_features)]
+    emb = _Embedding()
+
+    def place_leaf(label, child) -> bool:
+        """Send every sample to a leaf of class ``label`` below ``child`` with trivial splits."""
+        kind, idx = child
+        if kind == "leaf":
+            return (label == options.positive) == (idx % 2 == 0)
+        left, right = topo.children[idx]
+        for side_child, all_left in ((left, True), (right, False)):
+            trivial = [(g, set(grp.columns) if all_left else set()) for g, grp in enumerate(gd.groups)]
+            allowed = [(g, sel) for g, sel in trivial if _allowed(m, idx, g, sel)]
+            if allowed and place_leaf(label, side_child):
+                _set_split(emb, gd, idx, *allowed[0])
+                return True
+        return False
+
+    def place(node_index: int, child) -> bool:
+        node = tree.nodes[node_index]
+        if node.is_leaf:
+            return place_leaf(node.label, child)
+        kind, k = child
+        found = None if kind == "leaf" else _group_subset(data, gd, node.split, raw_cols)
+        if found is None:
+            return False
+        g, right = found
+        left_child, right_child = topo.children[k]
+        # the model sends selected columns left: keep the tree's orientation, or swap it (complement)
+        for (a, b), selected in (((node.left, node.right), set(gd.groups[g].columns) - right),
+                                 ((node.right, node.left), right)):
+            if not _allowed(m, k, g, selected):
+                continue
+            saved = (dict(emb.v), dict(emb.z))
+            if place(a, left_child) and place(b, right_child):
+                _set_split(emb, gd, k, g, selected)
+                return True
+            emb.v, emb.z = saved
+        return False
+
+    if not place(0, ("node", 1)):
+        return None
+    values = [(m.v[g, k], emb.v.get((g, k), 0.0)) for g in m.GROUPS for k in m.NODES]
+    values += [(m.z[j, k], emb.z.get((j, k), 0.0)) for j in m.COLUMNS for k in m.NODES]
+    return values
+
+
+def _allowed(m, k: int, g: int, selected: set[int]) -> bool:
+    """Whether node k may use group g with the columns ``selected`` (sent left) under the model's options."""
+    gd, options = m.gdata, m.options
+    group = gd.groups[g]
+    cols = group.columns
+    pattern = [j in selected for j in cols]
+    at_anchor = k in m.topology.anchor_nodes()
+    if options.anchors and at_anchor and cols[0] not in selected:  # (13)
+        return False
+    if group.kind == "ordinal":  # §4.4: a prefix (w = 0) or a suffix (w = 1) goes left
+        prefix, suffix = pattern == sorted(pattern, reverse=True), pattern == sorted(pattern)
+        if not (suffix or (prefix and not (options.order_symmetry and at_anchor))):
+            return False
+    if options.max_card is not None and group.kind == "categorical" and len(cols) > options.max_card:
+        small = len(selected) <= options.max_card  # §4.5: w = 1
+        large = len(selected) >= len(cols) - options.max_card
+        if not (small or (large and not (options.order_symmetry and at_anchor))):
+            return False
+    return True
+
+
+def _set_split(emb: _Embedding, gd: GunlukData, k: int, g: int, selected: set[int]) -> None:
+    emb.v[(g, k)] = 1.0
+    for j in gd.groups[g].columns:
+        emb.z[(j, k)] = 1.0 if j in selected else 0.0
+
+
+# ------------------------------------------------------------------------------------------- solve
+def make_options(max_depth: int | None = None, options: GunlukOptions | None = None, **values) -> GunlukOptions:
+    """``options`` (default: all defaults) with ``values`` replacing fields; ``max_depth`` D stands for
+    ``topology="balanced-D"`` unless a topology is given. Unknown names are an :class:`OptionError`."""
+    options = options or GunlukOptions()
+    if max_depth is not None and "topology" not in values:
+        values["topology"] = f"balanced-{max_depth}"
+    unknown = sorted(set(values) - set(GunlukOptions.__dataclass_fields__))
+    if unknown:
+        raise OptionError(f"unknown Günlük option(s): {', '.join(unknown)}")
+    return replace(options, **values) if values else options
+
+
+def solve_gunluk(data: Dataset, max_depth: int | None = None, time_limit: float | None = None,
+                 warm_start: str | Tree | None = "dp", options: GunlukOptions | None = None,
+                 highs: HighsOptions | None = None, lp_bound: bool = False, **option_values) -> SolveResult:
+    """Fit the [GKLMS] model to ``data`` and return a verified result (objective = odtmip's loss, see module).
+
+    Parameters
+    ----------
+    data : Dataset
+        Two-class data; its feature groups become the model's groups.
+    max_depth : int, optional
+        Shorthand for ``topology="balanced-D"`` (ignored when ``topology`` is given).
+    time_limit : float, optional
+        Seconds for HiGHS; the best tree so far is returned with status ``time_limit``.
+    warm_start : "dp", "none", None or Tree
+        ``"dp"`` starts HiGHS from the DP optimum over the model's own splits (see :func:`dp_warm_start`).
+    options : GunlukOptions, optional
+        Model options; keyword arguments (``topology=``, ``class_weight=`` ...) override its fields.
+    highs : HighsOptions, optional
+        HiGHS settings (``time_limit`` overrides its time limit).
+    lp_bound : bool
+        Also solve the LP relaxation and report it in ``stats["lp_relaxation"]``.
+    """
+    started = time.perf_counter()
+    options = make_options(max_depth, options, **option_values)
+    highs = highs or HighsOptions()
+    if time_limit is not None:
+        highs = replace(highs, time_limit=time_limit)
+    t = time.perf_counter()
+    m = build_model(data, options)
+    build_seconds = time.perf_counter() - t
+    start_tree, start_seconds = None, 0.0
+    if isinstance(warm_start, Tree):
+        start_tree = warm_start
+    elif warm_start == "dp":
+        t = time.perf_counter()
+        start_tree = dp_warm_start(m, data, time_limit=time_limit)
+        start_seconds = time.perf_counter() - t
+    elif warm_start not in (None, "none"):
+        raise OptionError(f"warm_start must be 'dp', 'none' or a Tree, got {warm_start!r}")
+    start = None if start_tree is None else warm_start_values(m, data, start_tree)
+    if start_tree is not None and start is None:
+        raise OptionError("the warm-start tree does not fit the model's topology and splits")
+    offset = loss_offset(m)
+    extra = {"topology": str(m.topology), "warm_start_seconds": start_seconds,
+             "warm_start_loss": None if start_tree is None else loss(data, start_tree, options)}
+    if options.constrained:
+        extra["target"] = getattr(m, "tn_target", None) or getattr(m, "tp_target", None)
+    return solve_model("gunluk", m, decode=lambda mm: decode_tree(mm, data),
+                       loss=lambda tree: loss(data, tree, options), to_loss=lambda value: offset - value,
+                       highs=highs, warm_start=start, build_seconds=build_seconds, lp_bound=lp_bound,
+                       extra_stats=extra, started=started)
+
+
+def dp_warm_start(m, data: Dataset, time_limit: float | None = None) -> Tree | None:
+    """The best DP tree that fits the model: over :func:`equivalent_columns`, at the deepest depth whose trees
+    all fit the topology, weighted by C; for a sensitivity/specificity target, the best DP tree meeting it
+    over a sweep of class weights (None if none does)."""
+    from odtmip.dp import solve_dp  # the DP engine; imported here so building a model does not need numba
+
+    gd, topo, options = m.gdata, m.topology, m.options
+    columns, _ = equivalent_columns(data, gd, options)
+    derived = data.derive(columns)
+    # a full tree as deep as the shallowest leaf always fits (for a balanced topology: its depth)
+    depth = min(len(lt) + len(rt) for lt, rt in topo.paths.values())
+    neg = data.y != options.positive
+    limit = None if time_limit is None else max(0.1, time_limit / 4)
+    if not options.constrained:
+        weighted = derived.reweighted(np.where(neg, options.class_weight, 1.0) * data.weights)
+        return solve_dp(weighted, max_depth=depth, time_limit=limit).tree
+    best, best_loss = None, math.inf
+    for c in (1.0, 2.0, 4.0, 8.0, 16.0, 64.0, 1024.0):
+        boost = np.where(neg, c, 1.0) if options.min_specificity is not None else np.where(neg, 1.0, c)
+        tree = solve_dp(derived.reweighted(boost * data.weights), max_depth=depth, time_limit=limit).tree
+        if tree is not None and _meets_target(data, tree, options):
+            value = loss(data, tree, options)
+            if value < best_loss:
+                best, best_loss = tree, value
+    return best
+
+
+def _meets_target(data: Dataset, tree: Tree, options: GunlukOptions) -> bool:
+    predicted_pos = tree.predict_index(data.X) == options.positive
+    pos = data.y == options.positive
+    if options.min_specificity is not None:
+        return int((~pos & ~predicted_pos).sum()) >= exact_target(options.min_specificity, int((~pos).sum()))
+    return int((pos & predicted_pos).sum()) >= exact_target(options.min_sensitivity, int(pos.sum()))
+
+
+def dp_equivalent(data: Dataset, options: GunlukOptions) -> tuple[Dataset, int, int, bool]:
+    """The DP problem that brackets this model's optimum: ``(dataset, shallow, deep, exact)``.
+
+    The DP runs over :func:`equivalent_columns` with the class weight folded into the sample weights. Every
+    tree of depth <= ``shallow`` fits the topology and every tree the topology represents has depth <=
+    ``deep``, so DP(deep) <= model <= DP(shallow); for a balanced topology ``shallow == deep`` and the optima
+    are equal. ``exact`` is False when the DP sees only part of the model's splits (large groups), in which
+    case only model <= DP(shallow) holds.
+    """
+    if options.constrained:
+        raise OptionError("the DP has no sensitivity/specificity constraint to compare with")
+    gd = prepare(data, options)
+    topo = Topology.parse(options.topology)
+    columns, exact = equivalent_columns(data, gd, options)
+    weights = np.where(data.y != options.positive, options.class_weight, 1.0) * data.weights
+    depths = [len(lt) + len(rt) for lt, rt in topo.paths.values()]
+    return data.derive(columns).reweighted(weights), min(depths), max(depths), exact

@@ -1,0 +1,117 @@
+"""The odtmip command: JSON contract, plain output, and a one-line error with exit code 2 for each bad input."""
+
+import json
+
+import numpy as np
+import pytest
+
+from odtmip import Dataset, Tree
+from odtmip.cli import main
+from odtmip.datasets import load
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_fit_json_is_one_object_with_the_contract(capsys):
+    code, out, err = run(capsys, "fit", "monk1", "--depth", "2", "--json")
+    assert code == 0
+    record = json.loads(out)  # exactly one JSON object on stdout
+    for key in ("solver", "status", "objective", "bound", "gap", "misclassifications", "n_samples", "depth",
+                "n_branch_nodes", "n_leaves", "seconds", "tree"):
+        assert key in record
+    assert record["status"] == "optimal" and record["solver"] == "dp"
+    # the tree in the JSON re-routes to the reported misclassifications
+    X, y = load("monk1")
+    data = Dataset(X, y)
+    tree = Tree.from_dict(record["tree"])
+    assert data.misclassifications(tree) == record["misclassifications"] == record["objective"] == 96
+    assert record["depth"] == tree.depth <= 2
+
+
+def test_fit_plain_output(capsys):
+    code, out, _ = run(capsys, "fit", "tic-tac-toe", "--depth", "2")
+    assert code == 0
+    assert "status: optimal" in out and "training accuracy" in out and "|---" in out
+
+
+def test_fit_file_with_target_and_format(capsys, tmp_path, rng):
+    path = tmp_path / "d.csv"
+    X = rng.integers(0, 2, (30, 3))
+    y = np.where(X[:, 0] == 1, "yes", "no")
+    with open(path, "w") as f:
+        f.write("a,b,c,label\n")
+        for row, lab in zip(X, y, strict=True):
+            f.write(",".join(map(str, row)) + f",{lab}\n")
+    code, out, _ = run(capsys, "fit", str(path), "--target", "label", "--depth", "1", "--json")
+    assert code == 0 and json.loads(out)["misclassifications"] == 0
+    code, out, _ = run(capsys, "fit", str(path), "--target", "label", "--format", "csv", "--depth", "1", "--json")
+    assert code == 0
+
+
+def test_fit_gunluk_reports_solver_fields(capsys):
+    code, out, _ = run(capsys, "fit", "monk1", "--solver", "gunluk", "--depth", "2", "--json")
+    record = json.loads(out)
+    assert code == 0 and record["status"] == "optimal"
+    for key in ("nodes", "build_seconds", "solve_seconds", "warm_start_accepted", "tpr", "tnr"):
+        assert key in record
+    assert record["warm_start_accepted"] is True
+
+
+def test_fit_gunluk_specificity_target(capsys):
+    code, out, _ = run(capsys, "fit", "monk1", "--solver", "gunluk", "--depth", "1", "--min-specificity", "0.9",
+                       "--json")
+    record = json.loads(out)
+    assert code == 0 and record["tnr"] >= 0.9
+
+
+def test_check_command(capsys):
+    code, out, _ = run(capsys, "check", "monk1", "--depth", "1")
+    assert code == 0 and "cross-check: agree" in out
+
+
+def test_datasets_lists_bundled_sets(capsys):
+    code, out, _ = run(capsys, "datasets")
+    assert code == 0 and "tic-tac-toe" in out and "monk2" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["fit", "no-such-data"], "not found"),
+    (["fit", "monk1", "--format", "xlsx"], "invalid choice"),
+    (["fit", "monk1", "--depth", "-1"], ">= 0"),
+    (["fit", "monk1", "--depth", "two"], "whole number"),
+    (["fit", "monk1", "--time-limit", "0"], "positive"),
+    (["fit", "monk1", "--solver", "cplex"], "invalid choice"),
+    (["fit", "monk1", "--min-leaf", "0"], "min_leaf"),
+    (["fit", "monk1", "--solver", "gunluk", "--penalty", "1"], "does not take option(s) penalty"),
+    (["fit", "monk1", "--min-specificity", "1.5", "--solver", "gunluk"], "[0, 1]"),
+    (["fit", "iris", "--solver", "gunluk"], "two classes"),
+    (["fit", "monk1", "--solver", "gunluk", "--topology", "(L (L L))"], "two leaves"),
+    (["fit", "monk1", "--target", "nope"], "nope"),
+])
+def test_bad_input_exits_2_with_one_line(capsys, argv, message):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err.startswith("odtmip: error:") and message in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("content, message", [
+    ("a,b,label\n1,2,x\n", "single class"),
+    ("a,b,label\n", "no data rows"),
+    ("a,b,label\n1,,x\n3,4,y\n", "missing values"),
+])
+def test_bad_files_exit_2(capsys, tmp_path, content, message):
+    path = tmp_path / "bad.csv"
+    path.write_text(content)
+    code, _, err = run(capsys, "fit", str(path), "--target", "label")
+    assert code == 2 and message in err, err
+
+
+def test_bad_dl85_file(capsys, tmp_path):
+    path = tmp_path / "bad.txt"
+    path.write_text("1 0 1\n0 1\n")
+    code, _, err = run(capsys, "fit", str(path), "--format", "dl85")
+    assert code == 2 and err.startswith("odtmip: error:")
