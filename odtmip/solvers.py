@@ -31,7 +31,7 @@ class SolverSpec:
 SOLVERS: dict[str, SolverSpec] = {
     "dp": SolverSpec(
         "odtmip.dp:solve_dp",
-        ("max_depth", "max_nodes", "min_leaf", "penalty", "time_limit"),
+        ("max_depth", "max_nodes", "min_leaf", "penalty", "time_limit", "options"),
         "MurTree-style dynamic programming on binary columns (exact, anytime)",
     ),
     "gunluk": SolverSpec(

@@ -36,3 +36,11 @@ def data_dir() -> Path:
     if path is None:
         pytest.skip(NO_DATA)
     return path
+
+
+@pytest.fixture(scope="session", autouse=True)
+def compiled_kernels():
+    """Compile (or load from numba's cache) the DP kernels once, so no single test carries the JIT time."""
+    from odtmip.dp import warm_up
+
+    warm_up()

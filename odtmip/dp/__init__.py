@@ -1,0 +1,10 @@
+"""The dynamic-programming engine: provably optimal trees on binary columns, after MurTree.
+
+``solve_dp(dataset, max_depth=...)`` solves once; :class:`DPSolver` keeps its cache across solves (tuning
+over depth and size); :class:`DPOptions` switches the search techniques; :mod:`odtmip.dp.reference` is the
+slow, readable version used as a test oracle.
+"""
+
+from odtmip.dp.solver import DPOptions, DPSolver, solve_dp, warm_up
+
+__all__ = ["DPOptions", "DPSolver", "solve_dp", "warm_up"]

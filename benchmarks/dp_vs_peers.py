@@ -1,0 +1,202 @@
+"""odtmip's DP against STreeD (pystreed) and DL8.5 (pydl8.5) on the binary DL8.5-format datasets.
+
+Usage::
+
+    python benchmarks/dp_vs_peers.py                       # default datasets, depths 2 3 4, 600 s per run
+    python benchmarks/dp_vs_peers.py --datasets anneal vehicle --depths 3 4 --time-limit 60
+
+Every run (one solver, one dataset, one depth) is a fresh subprocess, so peak memory can be measured for the
+C++ solvers too: the worker reports ``resource.getrusage(RUSAGE_SELF).ru_maxrss`` (peak resident set of
+the whole process, imports included, so it has a baseline of the interpreter plus numpy/numba or the
+extension module; tracemalloc would miss C++ allocations). Times are wall-clock seconds of the solve call
+only: ``solve_dp`` (including odtmip's column preprocessing, excluding the Dataset construction) and
+``fit`` for the peers (including their own data conversion). odtmip's kernels are compiled or loaded from
+the numba disk cache before the clock starts; the load time per worker and a fresh compile time (numba
+disk cache off, one extra subprocess) are printed separately.
+
+All solvers minimise training misclassifications at the given depth with the full node budget
+(2^d - 1); the script checks that every finished run reports the same optimum. It never asserts on time.
+Peers that are not installed are reported as such and skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+DEFAULT_DATASETS = [
+    "anneal", "audiology", "australian-credit", "breast-wisconsin", "diabetes", "german-credit",
+    "heart-cleveland", "hepatitis", "hypothyroid", "kr-vs-kp", "lymph", "primary-tumor", "soybean",
+    "tic-tac-toe", "vehicle", "vote", "yeast",
+]
+SOLVERS = ("odtmip", "streed", "dl85")
+
+
+def data_dir(cli: str | None) -> Path:
+    if cli:
+        return Path(cli)
+    env = os.environ.get("ODTMIP_DATA")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+
+
+def dataset_path(folder: Path, name: str) -> Path | None:
+    for cand in (folder / "binary" / f"{name}.txt", folder / "binary" / f"{name}.txt.gz"):
+        if cand.exists():
+            return cand
+    return None
+
+
+# ----------------------------------------------------------------------------------------------- worker
+def worker(solver: str, path: str, depth: int, limit: float) -> dict:
+    """One run in this process; returns seconds, training errors, whether optimality was proven, memory."""
+    import resource
+
+    import numpy as np
+
+    A = np.loadtxt(path, dtype=np.int64)
+    y, X = A[:, 0], A[:, 1:]
+    out: dict = {"solver": solver}
+    if solver == "odtmip":
+        from odtmip.data import Dataset
+        from odtmip.dp import solve_dp, warm_up
+
+        out["load_seconds"] = warm_up()
+        ds = Dataset(X, y)
+        t0 = time.perf_counter()
+        res = solve_dp(ds, depth, time_limit=limit)
+        out["seconds"] = time.perf_counter() - t0
+        out["errors"] = float(res.objective)
+        out["optimal"] = res.optimal
+    elif solver == "streed":
+        from pystreed import STreeDClassifier
+
+        model = STreeDClassifier(max_depth=depth, time_limit=limit, cost_complexity=0.0)
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.fit(X, y)
+        out["seconds"] = time.perf_counter() - t0
+        out["errors"] = float((model.predict(X) != y).sum())
+        out["optimal"] = out["seconds"] < limit
+    else:
+        from pydl85 import DL85Classifier
+
+        model = DL85Classifier(max_depth=depth, time_limit=limit)
+        t0 = time.perf_counter()
+        model.fit(X, y)
+        out["seconds"] = time.perf_counter() - t0
+        out["errors"] = float((model.predict(X) != y).sum())
+        out["optimal"] = not getattr(model, "timeout_", False)
+    out["max_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    return out
+
+
+def available(solver: str) -> bool:
+    module = {"odtmip": "odtmip.dp", "streed": "pystreed", "dl85": "pydl85"}[solver]
+    probe = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True)
+    return probe.returncode == 0
+
+
+def run(solver: str, path: Path, depth: int, limit: float) -> dict:
+    cmd = [sys.executable, __file__, "--worker", solver, str(path), str(depth), str(limit)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=limit * 3 + 120)
+    if proc.returncode != 0:
+        return {"solver": solver, "error": proc.stderr.strip().splitlines()[-1] if proc.stderr else "failed"}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def fresh_compile_seconds() -> float:
+    """Compile time of the kernels with numba's disk cache off, in a subprocess."""
+    code = "from odtmip.dp import warm_up; print(warm_up())"
+    env = dict(os.environ, ODTMIP_NUMBA_CACHE="0")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    return float(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else float("nan")
+
+
+# ----------------------------------------------------------------------------------------------- main
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", nargs="+", default=DEFAULT_DATASETS, help="names in <data>/binary")
+    parser.add_argument("--depths", nargs="+", type=int, default=[2, 3, 4])
+    parser.add_argument("--time-limit", type=float, default=600.0, help="seconds per run")
+    parser.add_argument("--data", default=None, help="data folder (default $ODTMIP_DATA or ../shared/datasets)")
+    parser.add_argument("--solvers", nargs="+", default=list(SOLVERS), choices=SOLVERS)
+    parser.add_argument("--worker", nargs=4, metavar=("SOLVER", "PATH", "DEPTH", "LIMIT"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        solver, path, depth, limit = args.worker
+        print(json.dumps(worker(solver, path, int(depth), float(limit))))
+        return 0
+
+    folder = data_dir(args.data)
+    solvers = []
+    for s in args.solvers:
+        if available(s):
+            solvers.append(s)
+        else:
+            print(f"{s}: not installed, skipped")
+    if "odtmip" in solvers:
+        print(f"odtmip JIT compile (fresh, numba disk cache off): {fresh_compile_seconds():.1f} s")
+    ratios: dict[int, list[float]] = {d: [] for d in args.depths}
+    header = f"{'dataset':<20}{'d':>2}  " + "".join(f"{s + ' s':>11}{'MB':>7}" for s in solvers)
+    header += f"{'errors':>9}{'ratio':>8}"
+    print(header)
+    print("-" * len(header))
+    disagreements = []
+    load_times = []
+    for name in args.datasets:
+        path = dataset_path(folder, name)
+        if path is None:
+            print(f"{name}: not found in {folder / 'binary'}")
+            continue
+        for depth in args.depths:
+            results = {s: run(s, path, depth, args.time_limit) for s in solvers}
+            cells, errors = [], set()
+            for s in solvers:
+                r = results[s]
+                if "error" in r:
+                    cells.append(f"{'ERR':>11}{'':>7}")
+                    continue
+                mark = "" if r["optimal"] else "*"
+                cells.append(f"{r['seconds']:>10.3f}{mark or ' '}{r['max_rss_mb']:>7.0f}")
+                if r["optimal"]:
+                    errors.add(r["errors"])
+                if "load_seconds" in r:
+                    load_times.append(r["load_seconds"])
+            ratio = ""
+            a, b = results.get("odtmip", {}), results.get("streed", {})
+            if a.get("optimal") and b.get("optimal"):
+                q = a["seconds"] / max(b["seconds"], 1e-6)
+                ratios[depth].append(q)
+                ratio = f"{q:.2f}"
+            err = "/".join(f"{e:g}" for e in sorted(errors)) if errors else "-"
+            if len(errors) > 1:
+                disagreements.append((name, depth, results))
+                err += " !"
+            print(f"{name:<20}{depth:>2}  " + "".join(cells) + f"{err:>9}{ratio:>8}", flush=True)
+    print()
+    for depth in args.depths:
+        if ratios[depth]:
+            print(f"depth {depth}: median time ratio odtmip/STreeD = {statistics.median(ratios[depth]):.2f} "
+                  f"over {len(ratios[depth])} datasets")
+    if load_times:
+        print(f"odtmip kernel load per worker (numba disk cache): median {statistics.median(load_times):.2f} s")
+    print("* = time limit reached (not proven optimal); MB = peak RSS of the worker process")
+    if disagreements:
+        print("OPTIMA DISAGREE:")
+        for name, depth, results in disagreements:
+            print(f"  {name} depth {depth}: {results}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,223 @@
+"""Shared pieces of the compiled DP: the numba cache switch, bit intrinsics, the clock, the lexicographic
+order on (objective, branch nodes) pairs and leaf costs.
+
+Every kernel of :mod:`odtmip.dp._kernels` takes numpy arrays and scalars only (STYLE §6.5). numba caches
+compiled code per file and does **not** notice edits to another file that a kernel calls: after changing a
+kernel, clear ``odtmip/dp/_kernels/__pycache__`` (or run with ``ODTMIP_NUMBA_CACHE=0``). In a read-only
+install set ``NUMBA_CACHE_DIR`` to a writable folder.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+from numba import njit, objmode, types
+from numba.extending import intrinsic
+
+#: Compile with ``cache=True`` unless the environment says ``ODTMIP_NUMBA_CACHE=0``.
+NUMBA_CACHE = os.environ.get("ODTMIP_NUMBA_CACHE", "1") != "0"
+
+INF = np.inf
+
+# ---- integer parameters (``ipar``) -------------------------------------------------------------------
+P_K = 0  # number of classes
+P_MINROWS = 1  # rows a non-empty leaf needs (min_leaf, at least 1)
+P_COST = 2  # leaf-cost code, see leaf_cost
+P_UNIT = 3  # 1: every weight is 1, so class weights are popcounts
+P_SIMILARITY = 4  # similarity lower bound on
+P_DEPTH2 = 5  # specialised depth-two solver on
+P_COUNTING = 6  # depth-two counting: 0 bitset popcounts, 1 frequency counters
+P_INCREMENTAL = 7  # frequency counters updated incrementally
+P_CACHE = 8  # read the cache during search
+P_BRANCH_KEYS = 9  # 1: branch cache (path literals), 0: dataset cache (instance set)
+P_UB = 10  # upper-bound propagation
+P_RLB = 11  # refined lower bound (Eq. 15-16)
+P_DEGENERATE = 12  # skip splits with an empty side
+P_DYNAMIC_ORDER = 13  # solve the child with the larger leaf cost first
+N_IPAR = 14
+
+# ---- real parameters (``fpar``) ----------------------------------------------------------------------
+F_PENALTY = 0  # objective per branch node
+F_TOL = 1  # objectives closer than this are equal
+F_DEADLINE = 2  # time.perf_counter() value at which to stop (inf: none)
+N_FPAR = 3
+
+# ---- statistics and flags (``st``, int64) -----------------------------------------------------------
+S_NODES = 0  # search nodes (calls of the recursion)
+S_DEPTH2 = 1  # specialised depth-two solves (pairs counted)
+S_DEPTH1 = 2  # depth-one solves
+S_TIMEOUT = 3  # set once the deadline passed
+S_FULL = 4  # set when the cache needs to grow
+S_TICK = 5  # nodes since the clock was last read
+S_INCREMENTAL = 6  # frequency counters updated incrementally
+S_RECOUNT = 7  # frequency counters recomputed from scratch
+S_SIM_PRUNE = 8  # nodes pruned by the similarity lower bound
+S_CACHE_HITS = 9  # optimal subtrees answered from the cache
+N_STATS = 10
+
+#: Read the clock once per this many search nodes (an objmode call costs about 0.4 us).
+CLOCK_EVERY = 256
+
+# leaf-cost codes
+COST_ERRORS = 0  # weighted misclassifications: total - max_c count_c, label = lowest arg max
+
+
+@intrinsic
+def popcount(typingctx, x):
+    """Number of set bits of a uint64 (LLVM ``ctpop``, one instruction on x86-64 with popcnt)."""
+    sig = types.uint64(types.uint64)
+
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+
+    return sig, codegen
+
+
+@intrinsic
+def trailing_zeros(typingctx, x):
+    """Index of the lowest set bit of a non-zero uint64 (LLVM ``cttz``)."""
+    sig = types.uint64(types.uint64)
+
+    def codegen(context, builder, signature, args):
+        return builder.cttz(args[0], context.get_constant(types.boolean, True))
+
+    return sig, codegen
+
+
+_perf_counter = time.perf_counter
+
+
+@njit(cache=NUMBA_CACHE)
+def clock():
+    """``time.perf_counter()`` from compiled code (numba has no time module)."""
+    with objmode(t="float64"):
+        t = _perf_counter()
+    return t
+
+
+@njit(cache=NUMBA_CACHE)
+def check_clock(st, fpar):
+    """Count a search node and read the clock every ``CLOCK_EVERY`` nodes; True once past the deadline."""
+    st[S_NODES] += 1
+    st[S_TICK] += 1
+    if st[S_TICK] >= CLOCK_EVERY:
+        st[S_TICK] = 0
+        if fpar[F_DEADLINE] < INF and clock() > fpar[F_DEADLINE]:
+            st[S_TIMEOUT] = 1
+    return st[S_TIMEOUT] != 0
+
+
+@njit(cache=NUMBA_CACHE, inline="always")
+def lex_le(ac, an, bc, bn, tol):
+    """(ac, an) <= (bc, bn) in the lexicographic order (objective, then branch nodes)."""
+    return ac < bc - tol or (ac <= bc + tol and an <= bn)
+
+
+@njit(cache=NUMBA_CACHE, inline="always")
+def lex_lt(ac, an, bc, bn, tol):
+    """(ac, an) < (bc, bn) lexicographically: strictly better objective, or equal with fewer nodes."""
+    return ac < bc - tol or (ac <= bc + tol and an < bn)
+
+
+@njit(cache=NUMBA_CACHE)
+def leaf_cost(cnt, K, code):
+    """Cost and label of a leaf holding the class weights ``cnt[0..K-1]``.
+
+    ``code`` selects the cost (only :data:`COST_ERRORS` so far): the weighted misclassifications
+    ``sum_c cnt[c] - max_c cnt[c]``, the label being the lowest class index among the maxima
+    ([MurTree] §2 (leaf cost); ties go to the lowest label).
+    """
+    total = 0.0
+    best = -1.0
+    label = 0
+    for c in range(K):
+        v = cnt[c]
+        total += v
+        if v > best:
+            best = v
+            label = c
+    return total - best, label
+
+
+@njit(cache=NUMBA_CACHE)
+def bits_count(bits):
+    """Number of set bits of a bitset."""
+    s = np.uint64(0)
+    for i in range(bits.shape[0]):
+        s += popcount(bits[i])
+    return np.int64(s)
+
+
+@njit(cache=NUMBA_CACHE)
+def class_counts(bits, cbits, wts, yv, K, unit, out):
+    """Class weights of the rows in ``bits`` into ``out[0..K-1]`` and their number into ``out[K]``.
+
+    Unit weights use popcounts against the class bitsets ``cbits``; real weights walk the set bits.
+    """
+    if unit:
+        rows = np.uint64(0)
+        for i in range(bits.shape[0]):
+            rows += popcount(bits[i])
+        rest = np.uint64(0)
+        for c in range(1, K):
+            s = np.uint64(0)
+            for i in range(bits.shape[0]):
+                s += popcount(bits[i] & cbits[c, i])
+            out[c] = s
+            rest += s
+        out[0] = rows - rest
+        out[K] = rows
+        return
+    for c in range(K + 1):
+        out[c] = 0.0
+    for i in range(bits.shape[0]):
+        word = bits[i]
+        while word:
+            r = i * 64 + np.int64(trailing_zeros(word))
+            out[yv[r]] += wts[r]
+            out[K] += 1.0
+            word &= word - np.uint64(1)
+
+
+@njit(cache=NUMBA_CACHE)
+def bits_weight(bits, wts, unit):
+    """Total weight of the rows in ``bits``."""
+    if unit:
+        return np.float64(bits_count(bits))
+    s = 0.0
+    for i in range(bits.shape[0]):
+        word = bits[i]
+        while word:
+            s += wts[i * 64 + np.int64(trailing_zeros(word))]
+            word &= word - np.uint64(1)
+    return s
+
+
+@njit(cache=NUMBA_CACHE)
+def weight_minus(a, b, wts, unit):
+    """Total weight of the rows in ``a`` and not in ``b`` (|D_old \\ D_new| of [MurTree] §4.5)."""
+    if unit:
+        s = np.uint64(0)
+        for i in range(a.shape[0]):
+            s += popcount(a[i] & ~b[i])
+        return np.float64(s)
+    s = 0.0
+    for i in range(a.shape[0]):
+        word = a[i] & ~b[i]
+        while word:
+            s += wts[i * 64 + np.int64(trailing_zeros(word))]
+            word &= word - np.uint64(1)
+    return s
+
+
+@njit(cache=NUMBA_CACHE)
+def hash_key(key):
+    """64-bit hash of a bitset key (splitmix-style mixing of every word)."""
+    h = np.uint64(0x9E3779B97F4A7C15)
+    for i in range(key.shape[0]):
+        h ^= key[i]
+        h *= np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(31)
+    return h

@@ -1,0 +1,379 @@
+"""Specialised solver for trees of depth at most two ([MurTree] v1 §4.3-4.4, JMLR Alg. 4).
+
+One pass computes the optimal trees with budgets (depth 1, 1 node), (2, 2) and (2, 3) of a subproblem
+from the class weights of every cell f, f-bar, (f1, f2), (f1-bar, f2), ... (phase 1), then enumerates the
+feature pairs once (phase 2, O(p^2) time, O(p) memory: the best left and right child split per root).
+
+Phase 1 has two implementations, chosen by ``ipar[P_COUNTING]``:
+
+* **bitset** (unit weights): the subproblem's rows are compacted into per-feature bitsets of
+  ceil(|D|/64) words, and the weight of the cell (f1, f2) of class c is
+  ``popcount(col[f1] & col[f2] & class[c])``; O(p^2 |D| / 64) popcounts, no state.
+* **frequency counters** (any weights): FQ_c(i, j) = weight of class c with features i and j, built by
+  walking each row's sparse list of present features, O(|D| m^2) for m present features per row. Two
+  counters are kept; a new subproblem updates the counter whose last subproblem differs least, by
+  subtracting D_old \\ D_new and adding D_new \\ D_old, when that is fewer rows than |D_new|
+  ([MurTree] §4.4.3). Channel K holds row counts
+  (for ``min_leaf``).
+
+Cells with fewer than ``minrows`` rows (in particular empty cells) are never used: a tree with an empty
+leaf is dominated by a smaller one ([MurTree] Prop. 4.2), and ``min_leaf`` forbids the rest.
+
+Scratch tuple ``d2`` (allocated by :func:`odtmip.dp.solver` code, indices below)::
+
+    0 rows (n,) int64        1 comp (p, W) uint64     2 ccls (K, W) uint64     3 compc (K-1|1, p, W) uint64
+    4 act (p,) int64         5 diag (p, K+1) float64  6 lf0 (p,) float64      7 lf1 (p,) float64
+    8 bLc (p,) float64       9 bLf (p,) int64        10 bRc (p,) float64     11 bRf (p,) int64
+    12 fq (2, p|1, p|1, K+1) float64  13 fqD (2, W) uint64  14 fqv (2,) int64  15 cell (4, K+1) float64
+    16 pc (K+1,) float64    17 res_c (3,) float64   18 res_i (3, 4) int64 [nodes, feature, left, right]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from odtmip.dp._kernels._common import (
+    COST_ERRORS,
+    F_PENALTY,
+    F_TOL,
+    INF,
+    NUMBA_CACHE,
+    P_COST,
+    P_COUNTING,
+    P_INCREMENTAL,
+    P_K,
+    P_MINROWS,
+    S_DEPTH1,
+    S_DEPTH2,
+    S_INCREMENTAL,
+    S_RECOUNT,
+    leaf_cost,
+    lex_lt,
+    popcount,
+    trailing_zeros,
+)
+
+
+@njit(cache=NUMBA_CACHE)
+def _compact(data, d2, D, K):
+    """Phase 1, bitset form: per-feature and per-class bitsets over the rows of ``D`` renumbered 0..|D|-1."""
+    rptr, ridx, yv = data[4], data[5], data[3]
+    rows, comp, ccls, compc = d2[0], d2[1], d2[2], d2[3]
+    p = comp.shape[0]
+    m = 0
+    for i in range(D.shape[0]):
+        word = D[i]
+        while word:
+            rows[m] = i * 64 + np.int64(trailing_zeros(word))
+            m += 1
+            word &= word - np.uint64(1)
+    nw = (m + 63) // 64
+    comp[:, :nw] = 0
+    ccls[:, :nw] = 0
+    for k in range(m):
+        r = rows[k]
+        bit = np.uint64(1) << np.uint64(k & 63)
+        wi = k >> 6
+        for t in range(rptr[r], rptr[r + 1]):
+            comp[ridx[t], wi] |= bit
+        ccls[yv[r], wi] |= bit
+    diag = d2[5]
+    for f in range(p):
+        n_f = np.uint64(0)
+        for w in range(nw):
+            n_f += popcount(comp[f, w])
+        rest = np.uint64(0)
+        for c in range(1, K):
+            s = np.uint64(0)
+            for w in range(nw):
+                v = comp[f, w] & ccls[c, w]
+                compc[c - 1, f, w] = v
+                s += popcount(v)
+            diag[f, c] = s
+            rest += s
+        diag[f, 0] = n_f - rest
+        diag[f, K] = n_f
+    return nw
+
+
+@njit(cache=NUMBA_CACHE)
+def _add_row(fq, s, r, sign, data, K):
+    """Add (sign=+1) or remove (-1) row ``r`` from frequency counter ``s``: all pairs of its features."""
+    wts, yv, rptr, ridx = data[2], data[3], data[4], data[5]
+    lo, hi = rptr[r], rptr[r + 1]
+    c = yv[r]
+    wv = sign * wts[r]
+    for a in range(lo, hi):
+        fa = ridx[a]
+        for b in range(a, hi):
+            fb = ridx[b]
+            fq[s, fa, fb, c] += wv
+            fq[s, fa, fb, K] += sign
+
+
+@njit(cache=NUMBA_CACHE)
+def _add_rows(fq, s, bits, sign, data, K):
+    """Add or remove every row of ``bits`` from counter ``s``."""
+    for i in range(bits.shape[0]):
+        word = bits[i]
+        while word:
+            _add_row(fq, s, i * 64 + np.int64(trailing_zeros(word)), sign, data, K)
+            word &= word - np.uint64(1)
+
+
+@njit(cache=NUMBA_CACHE)
+def _frequency(data, d2, ipar, st, D, n_rows):
+    """Phase 1, counter form: bring a frequency counter to ``D`` and return its index."""
+    K = ipar[P_K]
+    fq, fqD, fqv = d2[12], d2[13], d2[14]
+    W = D.shape[0]
+    best, best_diff = -1, np.int64(1) << 62
+    if ipar[P_INCREMENTAL]:
+        for s in range(2):
+            if fqv[s]:
+                diff = np.uint64(0)
+                for i in range(W):
+                    diff += popcount(fqD[s, i] ^ D[i])
+                if np.int64(diff) < best_diff:
+                    best, best_diff = s, np.int64(diff)
+    if best >= 0 and best_diff < n_rows:
+        s = best
+        if best_diff > 0:
+            for i in range(W):
+                gone = fqD[s, i] & ~D[i]
+                while gone:
+                    _add_row(fq, s, i * 64 + np.int64(trailing_zeros(gone)), -1.0, data, K)
+                    gone &= gone - np.uint64(1)
+                new = D[i] & ~fqD[s, i]
+                while new:
+                    _add_row(fq, s, i * 64 + np.int64(trailing_zeros(new)), 1.0, data, K)
+                    new &= new - np.uint64(1)
+        st[S_INCREMENTAL] += 1
+    else:
+        # recount in the counter that is not the closer one, so the other stays useful
+        s = 0
+        if ipar[P_INCREMENTAL]:
+            if fqv[0] and not fqv[1]:
+                s = 1
+            elif fqv[0] and fqv[1]:
+                s = 1 - best if best >= 0 else 0
+        fq[s, :, :, :] = 0.0
+        _add_rows(fq, s, D, 1.0, data, K)
+        st[S_RECOUNT] += 1
+    fqD[s, :] = D
+    fqv[s] = 1
+    return s
+
+
+@njit(cache=NUMBA_CACHE)
+def _cell_cost(cell, K, code, minrows):
+    """Leaf cost of a cell, +inf when it has fewer than ``minrows`` rows (empty cells included)."""
+    if cell[K] < minrows:
+        return INF
+    return leaf_cost(cell, K, code)[0]
+
+
+@njit(cache=NUMBA_CACHE)
+def _pairs_general(d2, na, nw, s, bitset, cnt, K, code, minrows, tol):
+    """Phase 2 for any K and cost: best child split of each side of each root, over all feature pairs."""
+    C = K + 1
+    act, diag, bLc, bLf, bRc, bRf = d2[4], d2[5], d2[8], d2[9], d2[10], d2[11]
+    comp, compc, fq, cell, pc = d2[1], d2[3], d2[12], d2[15], d2[16]
+    for a in range(na):
+        i = act[a]
+        for b in range(a + 1, na):
+            j = act[b]
+            if bitset:
+                tot = np.uint64(0)
+                for w in range(nw):
+                    tot += popcount(comp[i, w] & comp[j, w])
+                rest = np.uint64(0)
+                for c in range(1, K):
+                    sc = np.uint64(0)
+                    for w in range(nw):
+                        sc += popcount(compc[c - 1, i, w] & comp[j, w])
+                    pc[c] = sc
+                    rest += sc
+                pc[0] = tot - rest
+                pc[K] = tot
+            else:
+                for c in range(C):
+                    pc[c] = fq[s, i, j, c]
+            # cells: 0 = (i-bar, j-bar), 1 = (i-bar, j), 2 = (i, j-bar), 3 = (i, j)
+            for c in range(C):
+                cell[3, c] = pc[c]
+                cell[2, c] = diag[i, c] - pc[c]
+                cell[1, c] = diag[j, c] - pc[c]
+                cell[0, c] = cnt[c] - diag[i, c] - diag[j, c] + pc[c]
+            l00 = _cell_cost(cell[0], K, code, minrows)
+            l01 = _cell_cost(cell[1], K, code, minrows)
+            l10 = _cell_cost(cell[2], K, code, minrows)
+            l11 = _cell_cost(cell[3], K, code, minrows)
+            # two roots per pair: root i with a child split on j, and root j with a child split on i
+            if l00 + l01 < bLc[i] - tol:
+                bLc[i], bLf[i] = l00 + l01, j
+            if l10 + l11 < bRc[i] - tol:
+                bRc[i], bRf[i] = l10 + l11, j
+            if l00 + l10 < bLc[j] - tol:
+                bLc[j], bLf[j] = l00 + l10, i
+            if l01 + l11 < bRc[j] - tol:
+                bRc[j], bRf[j] = l01 + l11, i
+
+
+@njit(cache=NUMBA_CACHE, inline="always")
+def _binary_cost(rows, pos, minrows):
+    """Misclassifications of a two-class cell with ``rows`` rows of which ``pos`` of class 1."""
+    if rows < minrows:
+        return INF
+    return min(pos, rows - pos)
+
+
+@njit(cache=NUMBA_CACHE)
+def _pairs_binary(d2, na, nw, cnt, minrows, tol):
+    """Phase 2 specialised to two classes, unit weights and misclassifications (the common case).
+
+    Same result as :func:`_pairs_general`; the cells live in registers: with t = |col_i & col_j| and
+    q = |col_i & col_j & class_1|, cell (i, j) has t rows (q of class 1), (i, j-bar) n_i - t (p_i - q),
+    (i-bar, j) n_j - t (p_j - q) and (i-bar, j-bar) N - n_i - n_j + t (P - p_i - p_j + q).
+    """
+    act, diag, bLc, bLf, bRc, bRf = d2[4], d2[5], d2[8], d2[9], d2[10], d2[11]
+    comp, compc = d2[1], d2[3]
+    big_n, big_p = cnt[2], cnt[1]
+    for a in range(na):
+        i = act[a]
+        ni, pi = diag[i, 2], diag[i, 1]
+        for b in range(a + 1, na):
+            j = act[b]
+            tw = np.uint64(0)
+            qw = np.uint64(0)
+            for w in range(nw):
+                x = comp[j, w]
+                tw += popcount(comp[i, w] & x)
+                qw += popcount(compc[0, i, w] & x)
+            t = np.float64(tw)
+            q = np.float64(qw)
+            nj, pj = diag[j, 2], diag[j, 1]
+            l11 = _binary_cost(t, q, minrows)
+            l10 = _binary_cost(ni - t, pi - q, minrows)
+            l01 = _binary_cost(nj - t, pj - q, minrows)
+            l00 = _binary_cost(big_n - ni - nj + t, big_p - pi - pj + q, minrows)
+            if l00 + l01 < bLc[i] - tol:
+                bLc[i], bLf[i] = l00 + l01, j
+            if l10 + l11 < bRc[i] - tol:
+                bRc[i], bRf[i] = l10 + l11, j
+            if l00 + l10 < bLc[j] - tol:
+                bLc[j], bLf[j] = l00 + l10, i
+            if l01 + l11 < bRc[j] - tol:
+                bRc[j], bRf[j] = l01 + l11, i
+
+
+@njit(cache=NUMBA_CACHE)
+def solve_terminal(data, d2, ipar, fpar, st, D, cnt, pairs):
+    """Optimal trees of depth <= 1 (and, with ``pairs``, depth <= 2) for the rows ``D``.
+
+    Parameters
+    ----------
+    data : tuple
+        ``(fbits, cbits, wts, yv, rptr, ridx)``, see :mod:`odtmip.dp._kernels._search`.
+    d2 : tuple
+        Scratch arrays (module docstring); results land in ``d2[17]`` (objective) and ``d2[18]``
+        (nodes, root feature, left child feature, right child feature; -1 = leaf) for the budgets
+        (1, 1), (2, 2), (2, 3), in that order. Each result is the lexicographic minimum of
+        (objective, branch nodes), the objective being leaf costs plus ``penalty`` per branch node.
+    D : uint64 array
+        The rows of the subproblem.
+    cnt : float64 array (K+1,)
+        Class weights of ``D`` and its row count.
+    pairs : bool
+        Also solve depth two (else only the (1, 1) result is set).
+
+    Notes
+    -----
+    [MurTree] v1 §4.3-4.4. Ties keep the first root in feature order and the first child feature; a
+    bigger budget takes a bigger tree only when it is lexicographically better.
+    """
+    K = ipar[P_K]
+    C = K + 1
+    minrows = ipar[P_MINROWS]
+    code = ipar[P_COST]
+    pen = fpar[F_PENALTY]
+    tol = fpar[F_TOL]
+    act, diag, lf0, lf1 = d2[4], d2[5], d2[6], d2[7]
+    bLc, bLf, bRc, bRf = d2[8], d2[9], d2[10], d2[11]
+    fq, cell, res_c, res_i = d2[12], d2[15], d2[17], d2[18]
+    p = diag.shape[0]
+    n_rows = np.int64(cnt[K])
+    bitset = ipar[P_COUNTING] == 0
+    nw = 0
+    s = 0
+    if bitset:
+        nw = _compact(data, d2, D, K)
+    else:
+        s = _frequency(data, d2, ipar, st, D, n_rows)
+        for f in range(p):
+            for c in range(C):
+                diag[f, c] = fq[s, f, f, c]
+    if pairs:
+        st[S_DEPTH2] += 1
+    else:
+        st[S_DEPTH1] += 1
+
+    # features that can split D with at least minrows rows on each side; the others never can below D
+    na = 0
+    for f in range(p):
+        r = diag[f, K]
+        if r >= minrows and n_rows - r >= minrows:
+            act[na] = f
+            na += 1
+    for a in range(na):
+        f = act[a]
+        lf1[f] = leaf_cost(diag[f], K, code)[0]
+        for c in range(C):
+            cell[0, c] = cnt[c] - diag[f, c]
+        lf0[f] = leaf_cost(cell[0], K, code)[0]
+
+    leaf = leaf_cost(cnt, K, code)[0]
+    b1c, b1f = INF, -1
+    for a in range(na):
+        f = act[a]
+        v = lf0[f] + lf1[f]
+        if v < b1c - tol:
+            b1c, b1f = v, f
+    res_c[0], res_i[0, 0], res_i[0, 1], res_i[0, 2], res_i[0, 3] = leaf, 0, -1, -1, -1
+    if b1f >= 0 and lex_lt(b1c + pen, 1, leaf, 0, tol):
+        res_c[0], res_i[0, 0], res_i[0, 1] = b1c + pen, 1, b1f
+    if not pairs:
+        return
+
+    for a in range(na):
+        f = act[a]
+        bLc[f], bLf[f], bRc[f], bRf[f] = INF, -1, INF, -1
+    if bitset and K == 2 and code == COST_ERRORS:
+        _pairs_binary(d2, na, nw, cnt, minrows, tol)
+    else:
+        _pairs_general(d2, na, nw, s, bitset, cnt, K, code, minrows, tol)
+
+    b2c, b2f, b2l, b2r = INF, -1, -1, -1
+    b3c, b3f = INF, -1
+    for a in range(na):
+        f = act[a]
+        v = bLc[f] + lf1[f]
+        if v < b2c - tol:
+            b2c, b2f, b2l, b2r = v, f, bLf[f], -1
+        v = lf0[f] + bRc[f]
+        if v < b2c - tol:
+            b2c, b2f, b2l, b2r = v, f, -1, bRf[f]
+        v = bLc[f] + bRc[f]
+        if v < b3c - tol:
+            b3c, b3f = v, f
+    for k in range(4):
+        res_i[1, k] = res_i[0, k]
+    res_c[1] = res_c[0]
+    if b2f >= 0 and lex_lt(b2c + 2 * pen, 2, res_c[1], res_i[1, 0], tol):
+        res_c[1], res_i[1, 0], res_i[1, 1], res_i[1, 2], res_i[1, 3] = b2c + 2 * pen, 2, b2f, b2l, b2r
+    for k in range(4):
+        res_i[2, k] = res_i[1, k]
+    res_c[2] = res_c[1]
+    if b3f >= 0 and lex_lt(b3c + 3 * pen, 3, res_c[2], res_i[2, 0], tol):
+        res_c[2], res_i[2, 0], res_i[2, 1], res_i[2, 2], res_i[2, 3] = b3c + 3 * pen, 3, b3f, bLf[b3f], bRf[b3f]

@@ -1,0 +1,563 @@
+"""Optimal classification trees by dynamic programming and search, after MurTree.
+
+The problem ([MurTree] Eq. 1, extended): over the binary columns of a :class:`~odtmip.data.Dataset`,
+find a tree of depth <= ``max_depth`` with <= ``max_nodes`` branch nodes, every non-empty leaf holding at
+least ``min_leaf`` training rows (counted unweighted), that minimises
+
+    weighted misclassifications + penalty x (branch nodes),
+
+and among the optimal trees one with the fewest branch nodes. Leaves predict the class of largest weight,
+ties to the lowest class index.
+
+This module is the orchestration: option checks, preprocessing of the columns, the time limit, growing the
+cache, rebuilding the :class:`~odtmip.tree.Tree` and the :class:`~odtmip.results.SolveResult`. The search
+itself is one compiled recursion (:mod:`odtmip.dp._kernels._search`); :mod:`odtmip.dp.reference` is the
+readable version of the same recursion.
+
+Preprocessing: columns constant on the data are dropped, and duplicate or complementary columns are merged
+(a split on f and on not-f is the same split with the children swapped). Each kept column is stored with
+its minority value as 1, so that rows have few present features (frequency counting costs
+O(|D| m^2), [MurTree] §4.3); the tree is mapped back to the original columns.
+
+Arithmetic: objectives are float64. With integer weights (or none) every count is an exact integer, so the
+optimum is exact; a penalty that is not a dyadic fraction rounds like any float sum. Two objectives closer
+than ``tol = 1e-9 * max(1, sum of weights, penalty)`` are treated as equal (then the smaller tree wins), so
+with real weights the result is optimal up to that tolerance.
+
+Anytime behaviour: with a time limit the compiled loop reads the clock every 256 search nodes; at the
+deadline it unwinds without caching anything from the interrupted loops ([MurTree] §4.6) and the best
+root configuration finished so far (or the leaf) is returned with ``Status.TIME_LIMIT`` and the cached
+lower bound of the root.
+
+References
+----------
+.. [MurTree] E. Demirović, A. Lukina, E. Hebrard, J. Chan, J. Bailey, C. Leckie, K. Ramamohanarao,
+   P. J. Stuckey, "MurTree: Optimal Classification Trees via Dynamic Programming and Search",
+   JMLR 23(26):1-47, 2022 (arXiv 2007.12652). Section numbers are those of
+   the arXiv v1 text; algorithm numbers those of the JMLR version.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from odtmip.data import Dataset
+from odtmip.dp._kernels import _cache as kc
+from odtmip.dp._kernels import _common as kcommon
+from odtmip.dp._kernels._search import NO_BOUND_NODES, optimal_entry, root_bound, solve_node
+from odtmip.exceptions import OptionError, VerificationError
+from odtmip.results import SolveResult, Status
+from odtmip.tree import Tree, branch, is_close, leaf
+
+logger = logging.getLogger("odtmip")
+
+#: Largest depth accepted (2^20 - 1 node budgets are far beyond any practical search).
+MAX_DEPTH_CAP = 20
+
+COUNTING = ("auto", "bitset", "frequency")
+CACHE_KINDS = ("dataset", "branch", None)
+
+
+@dataclass(frozen=True)
+class DPOptions:
+    """Switches for the search techniques. None of them changes the optimum, only the time to find it.
+
+    Attributes
+    ----------
+    depth_two : bool
+        Solve subproblems of depth <= 2 with the specialised solver ([MurTree] §4); off: plain recursion
+        down to the leaves.
+    counting : {"auto", "bitset", "frequency"}
+        Class counts of the depth-two solver: popcounts on per-feature bitsets (unit weights only) or
+        frequency counters ([MurTree] §4.3). ``auto`` takes bitsets for unweighted data.
+    incremental : bool
+        Update the two frequency counters incrementally ([MurTree] §4.4.3); frequency counting only.
+    similarity : bool
+        Similarity-based lower bound ([MurTree] §4.5). It is only valid for ``min_leaf = 1`` and is skipped
+        otherwise.
+    cache : {"dataset", "branch", None}
+        Memo key: the instance set (default) or the sorted path literals ([MurTree] §4.6). None: nothing is
+        read from the memo during search (entries are still written, to rebuild the tree).
+    upper_bound : bool
+        Upper-bound propagation with the sibling's cached lower bound subtracted ([MurTree] §4.2 (upper bounds)).
+    refined_lb : bool
+        Store the refined lower bound of Eq. 15-16 for subproblems found infeasible under their bound.
+    skip_degenerate : bool
+        Skip splits with an empty side ([MurTree] Prop. 4.2).
+    dynamic_order : bool
+        Solve first the child whose leaf misclassifies more ([MurTree] §4.7-4.8).
+    merge_features : bool
+        Drop constant columns and merge duplicate and complementary ones before the search.
+    """
+
+    depth_two: bool = True
+    counting: str = "auto"
+    incremental: bool = True
+    similarity: bool = True
+    cache: str | None = "dataset"
+    upper_bound: bool = True
+    refined_lb: bool = True
+    skip_degenerate: bool = True
+    dynamic_order: bool = True
+    merge_features: bool = True
+
+    def __post_init__(self):
+        if self.counting not in COUNTING:
+            raise OptionError(f"counting must be one of {COUNTING}, got {self.counting!r}")
+        if self.cache not in CACHE_KINDS:
+            raise OptionError(f"cache must be one of {CACHE_KINDS}, got {self.cache!r}")
+
+
+# --------------------------------------------------------------------------------------------- checks
+def _check_int(name: str, value, low: int, high: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise OptionError(f"{name} must be an integer, got {value!r}")
+    if value < low or (high is not None and value > high):
+        bound = f">= {low}" if high is None else f"in {low}..{high}"
+        raise OptionError(f"{name} must be {bound}, got {value}")
+    return int(value)
+
+
+def _check_penalty(penalty) -> float:
+    try:
+        value = float(penalty)
+    except (TypeError, ValueError):
+        raise OptionError(f"penalty must be a number, got {penalty!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise OptionError(f"penalty must be finite and >= 0, got {penalty!r}")
+    return value
+
+
+def _check_time_limit(time_limit) -> float | None:
+    if time_limit is None:
+        return None
+    try:
+        value = float(time_limit)
+    except (TypeError, ValueError):
+        raise OptionError(f"time_limit must be a number of seconds or None, got {time_limit!r}") from None
+    if not value > 0:
+        raise OptionError(f"time_limit must be > 0 seconds, got {time_limit!r}")
+    return value
+
+
+# ------------------------------------------------------------------------------------------ encoding
+def pack_columns(M: np.ndarray) -> np.ndarray:
+    """Bitsets of the columns of a 0/1 matrix ``M`` (rows x cols): array (cols, ceil(rows/64)) of uint64."""
+    n, m = M.shape
+    words = max(1, (n + 63) // 64)
+    padded = np.zeros((words * 64, m), dtype=np.uint8)
+    padded[:n] = M
+    packed = np.packbits(padded, axis=0, bitorder="little")  # (words*8, m)
+    return np.ascontiguousarray(packed.T).view(np.uint64).reshape(m, words)
+
+
+@dataclass
+class _Encoding:
+    """The binary columns the search sees: internal feature k is ``flip[k] XOR`` original column ``orig[k]``."""
+
+    X: np.ndarray  # n x p' uint8, internal columns
+    orig: np.ndarray  # int64 (p',)
+    flip: np.ndarray  # bool (p',)
+
+
+def encode_columns(Xb: np.ndarray, merge: bool) -> _Encoding:
+    """Drop constant columns, merge duplicates and complements, store each column with its minority as 1.
+
+    Among merged columns the lowest original index is kept, so ties between equal trees still go to the
+    first column.
+    """
+    Xb = np.asarray(Xb, dtype=np.uint8)
+    n, p = Xb.shape
+    if not merge:
+        return _Encoding(np.ascontiguousarray(Xb), np.arange(p, dtype=np.int64), np.zeros(p, dtype=bool))
+    seen: set[bytes] = set()
+    keep, flips = [], []
+    for j in range(p):
+        col = Xb[:, j]
+        ones = int(col.sum())
+        if ones == 0 or ones == n:
+            continue
+        canon = col if col[0] == 0 else 1 - col  # f and not-f share one canonical form
+        sig = np.packbits(canon).tobytes()
+        if sig in seen:
+            continue
+        seen.add(sig)
+        keep.append(j)
+        flips.append(2 * ones > n)
+    orig = np.array(keep, dtype=np.int64)
+    flip = np.array(flips, dtype=bool)
+    X = Xb[:, orig] if len(orig) else np.zeros((n, 0), dtype=np.uint8)
+    X = np.where(flip[None, :], 1 - X, X).astype(np.uint8)
+    return _Encoding(np.ascontiguousarray(X), orig, flip)
+
+
+# ------------------------------------------------------------------------------------------ warm-up
+_WARM: dict[str, float] = {}
+
+
+def warm_up() -> float:
+    """Compile (or load from the numba cache) every kernel once per process; returns the seconds it took.
+
+    The first call does the work; later calls return 0. Solves call it before starting their clock, so
+    JIT compile time is never part of ``seconds``; it is reported as ``stats["compile_seconds"]`` by the
+    solve that triggered it.
+    """
+    if _WARM:
+        return 0.0
+    _WARM["started"] = 1.0  # the solves below must not warm up again
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, size=(40, 5))
+    y = rng.integers(0, 2, size=40)
+    for counting in ("bitset", "frequency"):
+        for weights in (None, rng.random(40) + 0.5):
+            if counting == "bitset" and weights is not None:
+                continue
+            ds = Dataset(X, y, weights)
+            DPSolver(ds, options=DPOptions(counting=counting)).solve(max_depth=3, time_limit=3600.0)
+    _WARM["seconds"] = time.perf_counter() - t0
+    logger.debug("odtmip.dp kernels ready in %.2f s", _WARM["seconds"])
+    return _WARM["seconds"]
+
+
+# ------------------------------------------------------------------------------------------- solver
+class DPSolver:
+    """A DP solver bound to one dataset, whose cache persists across :meth:`solve` calls.
+
+    Cached optima and lower bounds carry their own (depth, node) budget, so solving again with another
+    ``max_depth`` or ``max_nodes`` reuses them ([MurTree] §4.6.3 (incremental solving): tuning over
+    growing depth and size).
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The training data; the search uses its binary columns ``dataset.Xb``.
+    min_leaf : int, default=1
+        Rows (unweighted) every non-empty leaf must hold.
+    penalty : float, default=0.0
+        Objective added per branch node (misclassification units; the OSDT objective errors/N + lambda x
+        leaves is ``penalty = lambda * N`` up to a constant).
+    options : DPOptions, optional
+        Technique switches.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from odtmip.data import Dataset
+    >>> X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]] * 3)
+    >>> ds = Dataset(X, [0, 1, 1, 0] * 3)
+    >>> solver = DPSolver(ds)
+    >>> solver.solve(max_depth=1).objective, solver.solve(max_depth=2).objective
+    (6.0, 0.0)
+    """
+
+    def __init__(self, dataset: Dataset, *, min_leaf: int = 1, penalty: float = 0.0,
+                 options: DPOptions | None = None):
+        self.dataset = dataset
+        self.min_leaf = _check_int("min_leaf", min_leaf, 1)
+        self.penalty = _check_penalty(penalty)
+        self.options = DPOptions() if options is None else options
+        if not isinstance(self.options, DPOptions):
+            raise OptionError(f"options must be a DPOptions, got {type(self.options).__name__}")
+        unit = dataset.sample_weight is None or bool(np.all(dataset.sample_weight == 1.0))
+        counting = self.options.counting
+        if counting == "bitset" and not unit:
+            raise OptionError("counting='bitset' needs unit sample weights; use 'frequency' or 'auto'")
+        self._unit = unit
+        self._counting = 0 if (counting == "bitset" or (counting == "auto" and unit)) else 1
+        self._enc = encode_columns(dataset.Xb, self.options.merge_features)
+        self._build_arrays()
+
+    # ------------------------------------------------------------------ arrays
+    def _build_arrays(self) -> None:
+        ds, enc = self.dataset, self._enc
+        n, p = enc.X.shape
+        K = ds.n_classes
+        self._n, self._p, self._K = n, p, K
+        y = np.ascontiguousarray(ds.y, dtype=np.int64)
+        wts = np.ascontiguousarray(ds.weights, dtype=np.float64)
+        fbits = pack_columns(enc.X)
+        W = fbits.shape[1] if p else max(1, (n + 63) // 64)
+        if p == 0:
+            fbits = np.zeros((0, W), dtype=np.uint64)
+        cbits = pack_columns((y[:, None] == np.arange(K)[None, :]).astype(np.uint8))
+        rows, cols = np.nonzero(enc.X)  # row-major: each row's features ascending
+        rptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=n), out=rptr[1:])
+        self._data = (fbits, cbits, wts, y, rptr, np.ascontiguousarray(cols, dtype=np.int64))
+        self._W = W
+        self._key_words = max(1, (2 * p + 63) // 64) if self.options.cache == "branch" else W
+        self._cache = kc.new_tables(self._key_words)
+        C = K + 1
+        pf = p if self._counting == 1 else 1
+        self._d2 = (
+            np.zeros(n, dtype=np.int64),
+            np.zeros((p, W), dtype=np.uint64),
+            np.zeros((K, W), dtype=np.uint64),
+            np.zeros((max(K - 1, 1), p, W), dtype=np.uint64),
+            np.zeros(p, dtype=np.int64),
+            np.zeros((p, C)),
+            np.zeros(p),
+            np.zeros(p),
+            np.zeros(p),
+            np.zeros(p, dtype=np.int64),
+            np.zeros(p),
+            np.zeros(p, dtype=np.int64),
+            np.zeros((2, pf, pf, C)),
+            np.zeros((2, W), dtype=np.uint64),
+            np.zeros(2, dtype=np.int64),
+            np.zeros((4, C)),
+            np.zeros(C),
+            np.zeros(3),
+            np.zeros((3, 4), dtype=np.int64),
+        )
+        self._arch: tuple | None = None
+        self._root = np.zeros(W, dtype=np.uint64)
+        full = np.ones(n, dtype=np.uint8)[:, None]
+        self._root[:] = pack_columns(full)[0]
+        self._root_counts = np.zeros(C)
+        self._root_counts[:K] = np.bincount(y, weights=wts, minlength=K)
+        self._root_counts[K] = n
+        total = float(wts.sum())
+        self._tol = 1e-9 * max(1.0, total, self.penalty)
+        self._ipar = np.zeros(kcommon.N_IPAR, dtype=np.int64)
+        o = self.options
+        self._ipar[kcommon.P_K] = K
+        self._ipar[kcommon.P_MINROWS] = self.min_leaf
+        self._ipar[kcommon.P_COST] = kcommon.COST_ERRORS
+        self._ipar[kcommon.P_UNIT] = int(self._unit)
+        self._ipar[kcommon.P_SIMILARITY] = int(o.similarity and self.min_leaf == 1)
+        self._ipar[kcommon.P_DEPTH2] = int(o.depth_two)
+        self._ipar[kcommon.P_COUNTING] = self._counting
+        self._ipar[kcommon.P_INCREMENTAL] = int(o.incremental)
+        self._ipar[kcommon.P_CACHE] = int(o.cache is not None)
+        self._ipar[kcommon.P_BRANCH_KEYS] = int(o.cache == "branch")
+        self._ipar[kcommon.P_UB] = int(o.upper_bound)
+        self._ipar[kcommon.P_RLB] = int(o.refined_lb)
+        self._ipar[kcommon.P_DEGENERATE] = int(o.skip_degenerate)
+        self._ipar[kcommon.P_DYNAMIC_ORDER] = int(o.dynamic_order)
+
+    def _levels(self, depth: int) -> tuple:
+        L = depth + 2
+        C = self._K + 1
+        if self._arch is None or self._arch[0].shape[0] < depth + 1:
+            arch = (np.zeros((depth + 1, 2, self._W), dtype=np.uint64), np.zeros((depth + 1, 2), dtype=np.int64),
+                    np.zeros(depth + 1, dtype=np.int64))
+            if self._arch is not None:  # keep what is archived for smaller depths
+                old = self._arch[0].shape[0]
+                for a, b in zip(arch, self._arch, strict=True):
+                    a[:old] = b
+            self._arch = arch
+        lv = (np.zeros((L, 2, self._W), dtype=np.uint64), np.zeros((L, 2, self._key_words), dtype=np.uint64),
+              np.zeros((L, 2, C)))
+        lv[0][0, 0] = self._root
+        lv[2][0, 0] = self._root_counts
+        return lv
+
+    # ------------------------------------------------------------------ solve
+    def solve(self, max_depth: int = 3, max_nodes: int | None = None, time_limit: float | None = None) -> SolveResult:
+        """Optimal tree with depth <= ``max_depth`` and <= ``max_nodes`` branch nodes (default 2^d - 1).
+
+        Returns
+        -------
+        SolveResult
+            ``solver="dp"``; ``objective`` recomputed by routing the data through ``tree``; ``bound`` a proven
+            lower bound; ``stats`` with ``nodes`` (search nodes), ``depth_two_calls``, ``cache_entries``,
+            ``compile_seconds`` (JIT time spent in this call, outside ``seconds``) and more.
+
+        Raises
+        ------
+        OptionError
+            Invalid limits.
+        VerificationError
+            The rebuilt tree does not reproduce the DP's objective (a bug).
+        """
+        depth = _check_int("max_depth", max_depth, 0, MAX_DEPTH_CAP)
+        nodes = (1 << depth) - 1 if max_nodes is None else _check_int("max_nodes", max_nodes, 0)
+        limit = _check_time_limit(time_limit)
+        compile_seconds = warm_up()
+        t0 = time.perf_counter()
+        n = min(nodes, (1 << depth) - 1)
+        d = min(depth, n)
+        stats: dict = {"features": self._p, "features_raw": int(self.dataset.Xb.shape[1])}
+        if compile_seconds:
+            stats["compile_seconds"] = compile_seconds
+        if self._n < self.min_leaf:
+            return SolveResult("dp", Status.INFEASIBLE, "solved", None, None, math.inf,
+                               time.perf_counter() - t0, stats)
+        fpar = np.array([self.penalty, self._tol, math.inf if limit is None else t0 + limit])
+        st = np.zeros(kcommon.N_STATS, dtype=np.int64)
+        rinc = np.array([math.inf, 0.0, -1.0, 0.0, 0.0])
+        lv = self._levels(d)
+        grows = 0
+        while True:
+            st[kcommon.S_FULL] = 0
+            cost, sol_nodes, _ = solve_node(self._data, self._cache, self._arch, self._d2, lv, self._ipar, fpar, st,
+                                            rinc, 0, 0, d, n, math.inf, NO_BOUND_NODES)
+            if not st[kcommon.S_FULL]:
+                break
+            self._cache = kc.grow_tables(self._cache)
+            grows += 1
+        search_seconds = time.perf_counter() - t0
+        timed_out = bool(st[kcommon.S_TIMEOUT])
+        if timed_out:
+            spec, value = self._incumbent(d, n, rinc)
+            lb = root_bound(self._cache, self._root_key(), d, n, self._tol)[0]
+            bound = min(float(lb), value)
+            status, reason = Status.TIME_LIMIT, "time_limit"
+        else:
+            spec = self._build(self._root, self._root_key(), d, n)
+            value = float(cost)
+            status, reason = Status.OPTIMAL, "solved"
+        tree = self.dataset.new_tree(spec)
+        objective = self._verify(tree, value, d, n)
+        bound = objective if status is Status.OPTIMAL else bound
+        stats.update(
+            nodes=int(st[kcommon.S_NODES]),
+            depth_two_calls=int(st[kcommon.S_DEPTH2]),
+            depth_one_calls=int(st[kcommon.S_DEPTH1]),
+            cache_hits=int(st[kcommon.S_CACHE_HITS]),
+            similarity_prunes=int(st[kcommon.S_SIM_PRUNE]),
+            incremental_updates=int(st[kcommon.S_INCREMENTAL]),
+            recounts=int(st[kcommon.S_RECOUNT]),
+            cache_keys=int(self._cache[6][0]),
+            cache_entries=int(self._cache[6][1]),
+            cache_grows=grows,
+            search_seconds=search_seconds,
+        )
+        if not timed_out and int(sol_nodes) != tree.n_branch_nodes:
+            raise VerificationError(f"DP tree has {int(sol_nodes)} branch nodes, rebuilt tree {tree.n_branch_nodes}")
+        return SolveResult("dp", status, reason, tree, objective, float(bound), time.perf_counter() - t0, stats)
+
+    # --------------------------------------------------------------- rebuild
+    def _root_key(self) -> np.ndarray:
+        if self.options.cache == "branch":
+            return np.zeros(self._key_words, dtype=np.uint64)
+        return self._root
+
+    def _child(self, bits: np.ndarray, key: np.ndarray, f: int, right: bool) -> tuple[np.ndarray, np.ndarray]:
+        fb = self._data[0][f]
+        child = bits & fb if right else bits & ~fb
+        if self.options.cache != "branch":
+            return child, child
+        lit = 2 * f + int(right)
+        ckey = key.copy()
+        ckey[lit >> 6] |= np.uint64(1) << np.uint64(lit & 63)
+        return child, ckey
+
+    def _rows(self, bits: np.ndarray) -> np.ndarray:
+        mask = np.unpackbits(bits.view(np.uint8), bitorder="little")[: self._n].astype(bool)
+        return np.flatnonzero(mask)
+
+    def _leaf(self, bits: np.ndarray):
+        rows = self._rows(bits)
+        w = self._data[2][rows]
+        counts = np.bincount(self._data[3][rows], weights=w, minlength=self._K)
+        return leaf(int(np.argmax(counts)))
+
+    def _branch(self, f: int, absent, present):
+        """Branch on internal feature ``f``: map back to the original column (children swap if flipped)."""
+        split = self.dataset.split_of(int(self._enc.orig[f]))
+        if self._enc.flip[f]:
+            return branch(split, present, absent)
+        return branch(split, absent, present)
+
+    def _split_leaves(self, bits: np.ndarray, key: np.ndarray, f: int):
+        left, _ = self._child(bits, key, f, False)
+        right, _ = self._child(bits, key, f, True)
+        return self._branch(f, self._leaf(left), self._leaf(right))
+
+    def _build(self, bits: np.ndarray, key: np.ndarray, d: int, n: int):
+        """Tree spec of the cached optimum of ``bits`` at budget (d, n) ([MurTree] Alg. 1 (tree reconstruction))."""
+        n_rows = int(sum(int(w).bit_count() for w in bits))
+        if d == 0 or n == 0 or n_rows < 2 * self.min_leaf:
+            return self._leaf(bits)
+        e = int(optimal_entry(self._cache, key, d, n))
+        if e < 0:
+            raise VerificationError(f"no cached optimum for a subproblem of {n_rows} rows at budget ({d}, {n})")
+        ei = self._cache[4][e]
+        f = int(ei[kc.E_FEATURE])
+        if f < 0:
+            return self._leaf(bits)
+        left, lkey = self._child(bits, key, f, False)
+        right, rkey = self._child(bits, key, f, True)
+        if ei[kc.E_TERMINAL]:
+            fl, fr = int(ei[kc.E_FEAT_LEFT]), int(ei[kc.E_FEAT_RIGHT])
+            ls = self._split_leaves(left, lkey, fl) if fl >= 0 else self._leaf(left)
+            rs = self._split_leaves(right, rkey, fr) if fr >= 0 else self._leaf(right)
+            return self._branch(f, ls, rs)
+        ed, en, nl = int(ei[kc.E_DEPTH]), int(ei[kc.E_NODES]), int(ei[kc.E_LEFT])
+        nr = en - 1 - nl
+        return self._branch(f, self._build(left, lkey, min(ed - 1, nl), nl),
+                            self._build(right, rkey, min(ed - 1, nr), nr))
+
+    def _incumbent(self, d: int, n: int, rinc: np.ndarray):
+        """Best tree known when the deadline passed: the root incumbent, or the leaf."""
+        leaf_value = float(self._root_counts[: self._K].sum() - self._root_counts[: self._K].max())
+        if math.isfinite(rinc[0]) and rinc[0] < leaf_value + self._tol:
+            f, nl = int(rinc[2]), int(rinc[3])
+            left, lkey = self._child(self._root, self._root_key(), f, False)
+            right, rkey = self._child(self._root, self._root_key(), f, True)
+            nr = n - 1 - nl
+            spec = self._branch(f, self._build(left, lkey, min(d - 1, nl), nl),
+                                self._build(right, rkey, min(d - 1, nr), nr))
+            return spec, float(rinc[0])
+        return self._leaf(self._root), leaf_value
+
+    def _verify(self, tree: Tree, value: float, d: int, n: int) -> float:
+        """Objective of ``tree`` recomputed on the raw data; raise if it differs from the DP's ``value``."""
+        objective = self.dataset.misclassifications(tree) + self.penalty * tree.n_branch_nodes
+        if not is_close(objective, value):
+            raise VerificationError(f"DP objective {value!r} but the rebuilt tree scores {objective!r}")
+        if tree.depth > d or tree.n_branch_nodes > n:
+            raise VerificationError(f"rebuilt tree has depth {tree.depth} and {tree.n_branch_nodes} branch nodes; "
+                                    f"limits are {d} and {n}")
+        sizes = np.bincount(tree.apply(self.dataset.X), minlength=tree.n_nodes)
+        small = [i for i, node in enumerate(tree.nodes) if node.is_leaf and 0 < sizes[i] < self.min_leaf]
+        if small:
+            raise VerificationError(f"leaves {small} hold fewer than min_leaf={self.min_leaf} rows")
+        return float(objective)
+
+
+def solve_dp(dataset: Dataset, max_depth: int = 3, max_nodes: int | None = None, min_leaf: int = 1,
+             penalty: float = 0.0, time_limit: float | None = None, options: DPOptions | None = None) -> SolveResult:
+    """Optimal classification tree by MurTree-style dynamic programming (see the module docstring).
+
+    Parameters
+    ----------
+    dataset : Dataset
+        Training data (its binary columns are searched).
+    max_depth : int, default=3
+        Largest number of branch nodes on a root-to-leaf path (0: a single leaf); at most 20.
+    max_nodes : int, optional
+        Largest number of branch nodes; default and cap 2^max_depth - 1.
+    min_leaf : int, default=1
+        Rows every non-empty leaf must hold.
+    penalty : float, default=0.0
+        Objective per branch node, in units of (weighted) misclassifications.
+    time_limit : float, optional
+        Seconds; at the limit the best tree found is returned with ``Status.TIME_LIMIT``.
+    options : DPOptions, optional
+        Technique switches (none changes the optimum).
+
+    Returns
+    -------
+    SolveResult
+        See :meth:`DPSolver.solve`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from odtmip.data import Dataset
+    >>> X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]] * 3)
+    >>> res = solve_dp(Dataset(X, [0, 1, 1, 0] * 3), max_depth=2)
+    >>> res.status.value, res.objective, res.tree.n_branch_nodes
+    ('optimal', 0.0, 3)
+    """
+    return DPSolver(dataset, min_leaf=min_leaf, penalty=penalty, options=options).solve(
+        max_depth=max_depth, max_nodes=max_nodes, time_limit=time_limit)
