@@ -117,6 +117,18 @@ class Dataset:
         new.Xb = new.encoder.transform(self.X)
         return new
 
+    def subset(self, rows) -> Dataset:
+        """The rows ``rows`` (indices or a boolean mask) with this data's encoding (e.g. one fold of a CV)."""
+        rows = np.flatnonzero(rows) if np.asarray(rows).dtype == bool else np.asarray(rows, dtype=np.int64)
+        if len(rows) == 0:
+            raise DataError("a subset needs at least one row")
+        new = copy.copy(self)
+        new.X = self.X.iloc[rows].reset_index(drop=True)
+        new.y = self.y[rows]
+        new.sample_weight = None if self.sample_weight is None else self.sample_weight[rows]
+        new.Xb = self.Xb[rows]
+        return new
+
     def reweighted(self, sample_weight) -> Dataset:
         """A copy with other sample weights (e.g. a class weight folded in)."""
         new = copy.copy(self)

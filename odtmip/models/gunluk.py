@@ -747,3 +747,32 @@ def dp_equivalent(data: Dataset, options: GunlukOptions) -> tuple[Dataset, int, 
     weights = np.where(data.y != options.positive, options.class_weight, 1.0) * data.weights
     depths = [len(lt) + len(rt) for lt, rt in topo.paths.values()]
     return data.derive(columns).reweighted(weights), min(depths), max(depths), exact
+
+
+def select_topology(data: Dataset, candidates=("depth2", "depth2.5", "depth3", "imbalanced"), folds: int = 5,
+                    time_limit: float | None = None, random_state: int = 0, **option_values):
+    """Pick the topology with the best mean validation accuracy over stratified folds ([GKLMS] §5, Table 13).
+
+    Returns ``(best, scores)`` where ``scores[topology]`` is the list of per-fold validation accuracies. Ties
+    go to the earlier candidate (list smaller shapes first). Each fold's model is warm-started from the DP and
+    limited to ``time_limit`` seconds; the encoding of ``data`` is shared by all folds.
+    """
+    from sklearn.model_selection import StratifiedKFold
+
+    if not candidates:
+        raise OptionError("select_topology needs at least one candidate topology")
+    if folds < 2:
+        raise OptionError(f"folds must be >= 2, got {folds}")
+    splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=random_state)
+    scores: dict[str, list[float]] = {t: [] for t in candidates}
+    for train, test in splitter.split(np.zeros(data.n_samples), data.y):
+        fit, held_out = data.subset(train), data.subset(test)
+        for topology in candidates:
+            result = solve_gunluk(fit, time_limit=time_limit, topology=topology, **option_values)
+            if result.tree is None:
+                scores[topology].append(0.0)
+                continue
+            correct = result.tree.predict_index(held_out.X) == held_out.y
+            scores[topology].append(float(held_out.weights[correct].sum() / held_out.weights.sum()))
+    best = max(candidates, key=lambda t: (np.mean(scores[t]), -candidates.index(t)))
+    return best, scores

@@ -235,3 +235,26 @@ def test_bad_input_and_options(rng):
             GunlukOptions(**kwargs)
     with pytest.raises(OptionError, match="warm_start"):
         solve_gunluk(Dataset(X, y), max_depth=2, warm_start="cart")
+
+
+def test_select_topology_by_cross_validation(rng):
+    X, y = categorical_data(rng, n=40, levels=(3, 3, 2))
+    data = Dataset(X, y)
+    best, scores = gunluk.select_topology(data, candidates=("depth2", "depth2.5"), folds=3, time_limit=20)
+    assert best in ("depth2", "depth2.5") and set(scores) == {"depth2", "depth2.5"}
+    assert all(len(v) == 3 and all(0 <= a <= 1 for a in v) for v in scores.values())
+    assert np.mean(scores[best]) == max(np.mean(v) for v in scores.values())
+    again = gunluk.select_topology(data, candidates=("depth2", "depth2.5"), folds=3, time_limit=20)
+    assert again == (best, scores)  # seeded folds: deterministic
+
+
+def test_feature_selection_keeps_cart_groups(rng):
+    X, y = categorical_data(rng, n=60, levels=(3, 2, 2))
+    X["noise"] = pd.Categorical(rng.integers(0, 2, 60).astype(str))
+    data = Dataset(X, y)
+    kept = gunluk.cart_selected_groups(data)
+    assert kept and kept <= set(range(len(data.groups)))
+    r = solve_gunluk(data, max_depth=2, feature_selection=True)
+    used = {n.split.column for n in r.tree.nodes if not n.is_leaf}
+    assert used <= {data.groups[g].column for g in kept}
+    assert r.objective >= solve_gunluk(data, max_depth=2).objective  # fewer groups never help on training data
