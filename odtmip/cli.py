@@ -22,34 +22,30 @@ from odtmip.solvers import SOLVERS, solve
 log = logging.getLogger("odtmip")
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value > 0 or math.isinf(value):
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return value
+def _number(cast, low: float, strict: bool = False, high: float | None = None):
+    """An argparse type: a finite ``cast`` number >= ``low`` (> when ``strict``) and <= ``high``."""
+    kind = "a whole number" if cast is int else "a number"
+    if high is not None:
+        wanted = f"{kind} in [{low:g}, {high:g}]"
+    else:
+        wanted = "a positive number" if strict else f"{kind} >= {low:g}"
+
+    def parse(text: str):
+        try:
+            value = cast(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {kind}, got {text!r}") from None
+        if not math.isfinite(value) or value < low or (strict and value == low) or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"expected {wanted}, got {text!r}")
+        return value
+
+    return parse
 
 
-def _nonnegative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
-    return value
-
-
-def _nonnegative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value >= 0 or math.isinf(value):
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
-    return value
+_positive_float = _number(float, 0, strict=True)
+_nonnegative_int = _number(int, 0)
+_nonnegative_float = _number(float, 0)
+_fraction = _number(float, 0, high=1)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -109,13 +105,6 @@ def _add_model_options(p: argparse.ArgumentParser, constraints: bool = True) -> 
         target = g.add_mutually_exclusive_group()
         target.add_argument("--min-specificity", type=_fraction, help="maximise sensitivity s.t. TNR >= T")
         target.add_argument("--min-sensitivity", type=_fraction, help="maximise specificity s.t. TPR >= T")
-
-
-def _fraction(text: str) -> float:
-    value = _nonnegative_float(text)
-    if value > 1:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}")
-    return value
 
 
 _OPTION_NAMES = {  # command-line dest -> solver option
