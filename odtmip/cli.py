@@ -100,8 +100,10 @@ def _add_model_options(p: argparse.ArgumentParser, constraints: bool = True) -> 
     g.add_argument("--topology", help="tree shape: depth2, depth2.5, depth3, imbalanced, balanced-D or '((L L) L)'")
     g.add_argument("--class-weight", type=_positive_float, help="C: weight of a correct negative (Günlük (8a))")
     g.add_argument("--max-card", type=_nonnegative_int, help="max.card of categorical subsets (Günlük §4.5)")
+    g.add_argument("--alpha", type=_nonnegative_float, help="OCT complexity: cost per split, errors counted / L_hat")
     if constraints:
-        g.add_argument("--warm-start", choices=["dp", "none"], help="start HiGHS from the DP tree (default: dp)")
+        g.add_argument("--warm-start", choices=["dp", "cart", "none"],
+                       help="start HiGHS from the DP tree (default), a CART tree (oct, oct-h) or nothing")
         target = g.add_mutually_exclusive_group()
         target.add_argument("--min-specificity", type=_fraction, help="maximise sensitivity s.t. TNR >= T")
         target.add_argument("--min-sensitivity", type=_fraction, help="maximise specificity s.t. TPR >= T")
@@ -110,7 +112,7 @@ def _add_model_options(p: argparse.ArgumentParser, constraints: bool = True) -> 
 _OPTION_NAMES = {  # command-line dest -> solver option
     "max_nodes": "max_nodes", "min_leaf": "min_leaf", "penalty": "penalty", "topology": "topology",
     "class_weight": "class_weight", "max_card": "max_card", "warm_start": "warm_start",
-    "min_specificity": "min_specificity", "min_sensitivity": "min_sensitivity",
+    "min_specificity": "min_specificity", "min_sensitivity": "min_sensitivity", "alpha": "alpha",
 }
 
 

@@ -28,6 +28,9 @@ class SolverSpec:
         return getattr(importlib.import_module(module), func)
 
 
+_OCT_OPTIONS = ("max_depth", "time_limit", "warm_start", "options", "highs", "lp_bound", "alpha", "min_leaf", "mu",
+                "complexity", "scaling", "epsilon_floor")
+
 SOLVERS: dict[str, SolverSpec] = {
     "dp": SolverSpec(
         "odtmip.dp:solve_dp",
@@ -40,6 +43,16 @@ SOLVERS: dict[str, SolverSpec] = {
          "anchors", "delete_variables", "relax", "ordinal", "order_symmetry", "max_card", "class_weight",
          "min_specificity", "min_sensitivity", "positive", "feature_selection", "random_state"),
         "Günlük et al. categorical-subset MIP on HiGHS, warm-started from the DP",
+    ),
+    "oct": SolverSpec(
+        "odtmip.models.oct:solve_oct",
+        _OCT_OPTIONS + ("hyperplanes",),
+        "Bertsimas & Dunn OCT (axis-aligned) on HiGHS, with the d = 0 fix, warm-started from the DP",
+    ),
+    "oct-h": SolverSpec(
+        "odtmip.models.oct:solve_oct_h",
+        _OCT_OPTIONS,
+        "Bertsimas & Dunn OCT-H (hyperplane splits) on HiGHS",
     ),
 }
 

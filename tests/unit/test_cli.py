@@ -115,3 +115,12 @@ def test_bad_dl85_file(capsys, tmp_path):
     path.write_text("1 0 1\n0 1\n")
     code, _, err = run(capsys, "fit", str(path), "--format", "dl85")
     assert code == 2 and err.startswith("odtmip: error:")
+
+
+def test_fit_oct_objective_is_normalised_errors_plus_alpha_splits(capsys):
+    code, out, _ = run(capsys, "fit", "monk1", "--solver", "oct", "--depth", "1", "--alpha", "0.05", "--json")
+    record = json.loads(out)
+    assert code == 0 and record["status"] == "optimal"
+    baseline = 216  # monk1: 216 of each class, so L_hat = 216
+    expected = record["misclassifications"] / baseline + 0.05 * record["n_branch_nodes"]
+    assert record["objective"] == pytest.approx(expected)

@@ -1,0 +1,1006 @@
+"""Bertsimas & Dunn's Optimal Classification Trees: the MIP (24) of [BD17] (OCT) and its hyperplane variant OCT-H.
+
+The tree is the complete binary tree of depth D in heap numbering: node t has children 2t (left) and 2t + 1
+(right); the branch nodes T_B = {1, ..., 2^D - 1} may split (d_t = 1) and the leaves T_L = {2^D, ..., 2^{D+1} - 1}
+predict a class. Every raw column becomes one or more features x_j in [0, 1] (see *Features*); at a splitting
+node t a point goes **left iff a_t . x < b_t** and right otherwise. Variables keep the paper's symbols: a, b, d
+(splits), z (point i in leaf t), l (leaf non-empty), c (leaf label), L (misclassified weight of a leaf);
+OCT-H adds a_hat (|a|) and s (feature used).
+
+Features
+--------
+* A numeric column (0/1 columns included) with r >= 2 distinct training values is one feature. OCT replaces
+  each value by its rank scaled to [0, 1] (``scaling="rank"``, the default), so every gap between consecutive
+  values is 1/(r - 1) and the epsilon of the strict inequality stays far above solver tolerances (see
+  *Deviations*). OCT-H needs an affine map to read its
+  hyperplanes on the original scale, so it uses min-max scaling (``scaling="minmax"``, also available for OCT).
+* A categorical column with r >= 2 levels gives one 0/1 feature per level; a split on level v reads
+  ``column in {v}`` (right). OCT-H rejects categorical columns (a hyperplane over one-hot indicators is no
+  :class:`~odtmip.tree.Split`): encode them as 0/1 numeric columns yourself, or use OCT.
+* Constant columns are dropped (their epsilon is undefined).
+* Decoded thresholds are on the **original** scale: a cut between the scaled values u_k < u_{k+1} becomes
+  ``Split("threshold", threshold=(v_k + v_{k+1}) / 2)`` (true = x > threshold goes right), exactly the midpoint
+  thresholds of :func:`odtmip.binarize.midpoint_thresholds`. A hyperplane ``a . x_scaled < b`` is mapped back
+  through the min-max map to ``Split("hyperplane", columns, threshold, weights)`` (true = ``w . x >= threshold``
+  goes right).
+
+Equations -> components
+-----------------------
+=========================  ===========================================================================
+(objective of (24))        ``penalised_error``: (1/L_hat) sum_t L_t + alpha sum_t d_t (OCT-H: alpha sum s_jt)
+(2)                        ``one_feature_if_split``
+(3)                        ``threshold_only_if_split`` (b >= 0 is the bound of ``b``)
+(5)                        ``split_only_below_split``
+(6)                        ``point_only_in_nonempty_leaf``
+(7)                        ``min_points_in_leaf``
+(8)                        ``one_leaf_per_point``
+(13)                       ``left_branch_strict``
+(14)                       ``right_branch``
+(16), (17)                 ``N``, ``N_k`` (Expressions: weight of the points / of class k in leaf t)
+(18)                       ``one_label_per_nonempty_leaf``
+(20), (21)                 ``error_lower``, ``error_upper``
+(22)                       the bound L >= 0
+d = 0 fix (deviation)      ``no_split_sends_all_right``
+OCT-H                      ``a_hat_upper_a``, ``a_hat_lower_a``, ``l1_norm_if_split``, ``a_within_s``,
+                           ``minus_a_within_s``, ``s_only_if_split``, ``some_feature_if_split``,
+                           ``threshold_only_if_split``, ``minus_threshold_only_if_split``,
+                           ``left_branch_margin``, ``right_branch_hyperplane``
+=========================  ===========================================================================
+
+Deviations from the paper
+-------------------------
+* **The d = 0 hole is closed** by ``no_split_sends_all_right``: l_t <= d_m for every leaf t and every ancestor
+  m whose *left* branch lies on the path to t. As transcribed, a node with d_m = 0 has a_m = 0 and b_m = 0,
+  and then (13) and (14) hold for z_it = 1 on either side, so points could be routed freely below a node that
+  does not split, at no complexity cost (with d_1 = 0 and 2^D >= K every data set would reach objective 0).
+  The paper's intent is "no split: everybody goes right". We state it directly: the leaves left of a
+  non-splitting node are empty, and with (6) z_it <= l_t <= d_m. One row per (leaf, ancestor) instead of one
+  per (point, leaf, ancestor), and it tightens the LP; Bo Tang's alternative (adding (1 + eps_max)(1 - d_m)
+  to the left side of (13)) acts only through the big-M rows. The row is added to OCT-H too, where the margin
+  mu already implies it, because it is valid and tightens the LP. The hole-detector test deactivates it.
+* **Scaling.** [BD17] normalise features min-max; OCT here defaults to ranks. A monotone map allows the same
+  partitions of the training rows, so the optimum is unchanged, and thresholds are decoded on the original
+  scale either way.
+* **Epsilon.** (13) reads a_m . (x_i + eps) <= b_m + (1 + eps_max)(1 - z_it) with eps_j the smallest gap
+  between consecutive distinct scaled values of feature j. After the rank transform eps_j = 1/(r_j - 1); a
+  one-hot feature has eps_j = 1. eps_j is floored at ``epsilon_floor`` (default 1e-4): HiGHS's integrality
+  and feasibility tolerances (~1e-6) relax (13) by a few 1e-6, which must stay well below eps_j / 2, the margin
+  used to decode a cut. With the rank transform the floor only bites for columns with more than 10 001
+  distinct values; with ``scaling="minmax"`` it may forbid cuts between values closer than the floor, and the
+  model's optimum can then be worse than the DP's over all midpoints (``m.odata.floored`` says whether it
+  happened). Points are always re-routed through the decoded tree to score it.
+* **L_hat** = (total weight) - (largest class weight): the baseline *error* of the single leaf, so that the
+  root-only tree has normalised loss 1 and alpha >= 1 makes any split unprofitable. If L_hat = 0 (all the
+  weight is on one class) :func:`solve_oct` returns the single leaf without building a model.
+* **Weights.** N_t and N_kt are *weighted* sums, so L_t is the misclassified weight and the big-M of (20)/(21)
+  is the total weight W. N_min in (7) counts *rows* (as the DP's ``min_leaf`` and CART's ``min_samples_leaf``).
+* **OCT-H**: a in [-1, 1]^p, a_hat >= |a|, sum_j a_hat_jt <= d_t, s binary with -s <= a <= s,
+  s <= d, sum_j s >= d, -d <= b <= d; routing a . x >= b - 2(1 - z) (right) and a . x + mu <= b + (2 + mu)(1 - z)
+  (left), mu = 0.005. The complexity term is alpha sum s_jt (features used, ``complexity="features"``, the
+  paper's choice) or alpha sum d_t (``complexity="splits"``). Decoded hyperplanes keep coefficients with
+  |a_j| > 1e-7 and cut at b - mu/2 (midway in the margin), so solver round-off cannot move a training point.
+* **Decoding** sends everybody right at d_t = 0 nodes, removes splits that send every training row to one
+  side, and merges sibling leaves with the same label. None of these changes a training prediction and each
+  removes a split, so the recomputed objective is never worse than the solver's (better when a time limit
+  stopped HiGHS at a tree with such splits). The decoded tree has no empty leaf.
+* The paper warm-starts with CART; odtmip's default start is the DP optimum over all midpoint thresholds
+  (``warm_start="dp"``), which is already the OCT optimum for axis-aligned splits (:func:`dp_equivalent`);
+  ``warm_start="cart"`` gives the paper's start (scikit-learn CART of depth D with min_samples_leaf = N_min,
+  pruned with the same alpha).
+
+Known optimum of the bundled example: on 20 rows of each iris class (``odtmip.datasets.load("iris")``, rows
+0-19, 50-69 and 100-119: 60 rows, 4 numeric columns, L_hat = 40), OCT at depth 2 makes 1 error with two splits
+on petal length (2.5 and 4.95): objective 1/40 = 0.025 with alpha = 0 and 0.045 with alpha = 0.01. HiGHS
+proves both from the DP start (about 1 s and 4 s), and the DP over all midpoint thresholds agrees.
+
+References
+----------
+.. [BD17] D. Bertsimas, J. Dunn, "Optimal classification trees", Machine Learning 106 (2017) 1039–1082.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field, replace
+from numbers import Integral, Real
+
+import numpy as np
+import pyomo.environ as pyo
+
+from odtmip.binarize import BinaryColumn, raw_columns
+from odtmip.data import Dataset
+from odtmip.exceptions import DataError, OptionError
+from odtmip.models._highs import HighsOptions
+from odtmip.models.base import solve_model
+from odtmip.results import SolveResult, Status
+from odtmip.tree import Split, Tree, branch, leaf
+
+#: From this many training rows :func:`solve_oct` asks HiGHS for IPM on LPs unless ``highs.lp_solver`` is set
+#: (the root LP of these models takes seconds with dual simplex at N = 500, see ``pyomo_highs.md``).
+IPM_FROM_ROWS = 2000
+
+#: Coefficients of a decoded hyperplane below this magnitude are dropped (solver noise, far below mu / 2).
+_ZERO_COEFFICIENT = 1e-7
+
+
+@dataclass(frozen=True)
+class OCTOptions:
+    """Options of the [BD17] model.
+
+    Attributes
+    ----------
+    alpha : float
+        Complexity parameter alpha >= 0 of (24): objective = (weighted errors) / L_hat + alpha x (splits), [BD17]
+        §3.1. alpha >= 1 always gives the single leaf.
+    min_leaf : int
+        N_min of (7): rows every non-empty leaf must hold (>= 1).
+    hyperplanes : bool
+        OCT-H, [BD17] §4: split on a . x < b over all numeric columns.
+    mu : float
+        OCT-H margin mu of the strict inequality (0.005 in [BD17] §4), in scaled units (0 < mu < 1).
+    complexity : {"features", "splits"}
+        OCT-H complexity term: alpha x (features used over all splits, sum s_jt, [BD17] §4) or alpha x
+        (splits, sum d_t). OCT always counts splits.
+    scaling : {"rank", "minmax"} or None
+        Feature scaling: None picks "rank" for OCT and "minmax" for OCT-H (which needs an affine map).
+    epsilon_floor : float
+        Lower bound on each feature's epsilon (see the module's *Deviations*), 0 < epsilon_floor < 1.
+    """
+
+    alpha: float = 0.0
+    min_leaf: int = 1
+    hyperplanes: bool = False
+    mu: float = 0.005
+    complexity: str = "features"
+    scaling: str | None = None
+    epsilon_floor: float = 1e-4
+
+    def __post_init__(self):
+        if not (_is_real(self.alpha) and self.alpha >= 0):
+            raise OptionError(f"alpha must be a finite number >= 0, got {self.alpha!r}")
+        if not (isinstance(self.min_leaf, Integral) and not isinstance(self.min_leaf, bool) and self.min_leaf >= 1):
+            raise OptionError(f"min_leaf (N_min) must be an integer >= 1, got {self.min_leaf!r}")
+        if not isinstance(self.hyperplanes, bool):
+            raise OptionError(f"hyperplanes must be True or False, got {self.hyperplanes!r}")
+        if not (_is_real(self.mu) and 0 < self.mu < 1):
+            raise OptionError(f"mu must lie in (0, 1), got {self.mu!r}")
+        if self.complexity not in ("features", "splits"):
+            raise OptionError(f"complexity must be 'features' or 'splits', got {self.complexity!r}")
+        if self.scaling not in (None, "rank", "minmax"):
+            raise OptionError(f"scaling must be 'rank', 'minmax' or None, got {self.scaling!r}")
+        if self.hyperplanes and self.scaling == "rank":
+            raise OptionError("OCT-H needs scaling='minmax': a hyperplane in ranks is no hyperplane in the data")
+        if not (_is_real(self.epsilon_floor) and 0 < self.epsilon_floor < 1):
+            raise OptionError(f"epsilon_floor must lie in (0, 1), got {self.epsilon_floor!r}")
+
+    @property
+    def scale(self) -> str:
+        """The scaling in use: ``scaling``, or its default for OCT / OCT-H."""
+        return self.scaling or ("minmax" if self.hyperplanes else "rank")
+
+    @property
+    def solver_name(self) -> str:
+        return "oct-h" if self.hyperplanes else "oct"
+
+
+def _is_real(x) -> bool:
+    return isinstance(x, Real) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def make_options(options: OCTOptions | None = None, **values) -> OCTOptions:
+    """``options`` (default: all defaults) with ``values`` replacing fields.
+
+    Unknown names are an :class:`OptionError`.
+    """
+    options = options or OCTOptions()
+    unknown = sorted(set(values) - set(OCTOptions.__dataclass_fields__))
+    if unknown:
+        raise OptionError(f"unknown OCT option(s): {', '.join(unknown)}")
+    return replace(options, **values) if values else options
+
+
+# ------------------------------------------------------------------------------------------- data
+@dataclass
+class OCTFeature:
+    """A feature x_j of the model and the raw column it comes from."""
+
+    name: str
+    column: int  # raw column index
+    level: object = None  # categorical: the level this 0/1 feature indicates; None for a numeric column
+    values: np.ndarray = field(default=None, repr=False)  # numeric: sorted distinct training values
+    scaled: np.ndarray = field(default=None, repr=False)  # their images in [0, 1]
+    epsilon: float = 1.0  # smallest gap between consecutive scaled values (floored)
+    lo: float = 0.0  # min-max map x_scaled = (x - lo) / span (scaling "minmax")
+    span: float = 1.0
+
+    @property
+    def numeric(self) -> bool:
+        return self.level is None
+
+
+@dataclass
+class OCTData:
+    """The data of [BD17] §3 derived from a :class:`Dataset`: scaled features, epsilons, weights, L_hat."""
+
+    features: list[OCTFeature]
+    X: np.ndarray  # n x p scaled feature values
+    y: np.ndarray
+    weights: np.ndarray
+    n_classes: int
+    baseline: float  # L_hat = total weight - largest class weight
+    floored: bool  # True when some feature's epsilon was raised to epsilon_floor
+
+    @property
+    def n_samples(self) -> int:
+        return len(self.y)
+
+    @property
+    def epsilon(self) -> np.ndarray:
+        return np.array([f.epsilon for f in self.features], dtype=float)
+
+    @property
+    def normaliser(self) -> float:
+        """L_hat, or 1 when the data are pure (L_hat = 0)."""
+        return self.baseline if self.baseline > 0 else 1.0
+
+
+def baseline_error(data: Dataset) -> float:
+    """L_hat of [BD17] (24), read as the baseline error: total weight minus the largest class weight."""
+    class_weight = np.bincount(data.y, weights=data.weights, minlength=data.n_classes)
+    return float(class_weight.sum() - class_weight.max())
+
+
+def prepare(data: Dataset, options: OCTOptions) -> OCTData:
+    """The features of the model for ``data`` (see the module docstring)."""
+    cols = raw_columns(data.X)
+    kind = {g.column: g for g in data.groups}
+    features: list[OCTFeature] = []
+    values: list[np.ndarray] = []
+    floored = False
+    for c, name in enumerate(data.feature_names):
+        group = kind.get(c)
+        if group is not None and group.kind == "categorical":
+            if options.hyperplanes:
+                raise DataError(f"OCT-H needs numeric columns for its hyperplanes; column {name!r} is categorical. "
+                                "Encode it as 0/1 numeric columns, or use OCT (hyperplanes=False)")
+            onehot = [(v, Split("subset", (c,), categories=(v,)).goes_right(cols).astype(float))
+                      for v in group.levels]
+            onehot = [(v, x) for v, x in onehot if 0 < x.sum() < len(x)]  # a single level is constant
+            for v, x in onehot:
+                features.append(OCTFeature(f"{name}={v}", c, level=v, epsilon=1.0))
+                values.append(x)
+            continue
+        x = np.asarray(cols[c], dtype=float)
+        distinct = np.unique(x)
+        if len(distinct) < 2:
+            continue  # constant: dropped
+        if options.scale == "rank":
+            scaled_distinct = np.arange(len(distinct)) / (len(distinct) - 1)
+            scaled = np.searchsorted(distinct, x) / (len(distinct) - 1)
+            lo, span = 0.0, 1.0
+        else:
+            lo, span = float(distinct[0]), float(distinct[-1] - distinct[0])
+            scaled_distinct = (distinct - lo) / span
+            scaled = (x - lo) / span
+        gap = float(np.diff(scaled_distinct).min())
+        floored |= gap < options.epsilon_floor
+        features.append(OCTFeature(name, c, values=distinct, scaled=scaled_distinct,
+                                   epsilon=max(gap, options.epsilon_floor), lo=lo, span=span))
+        values.append(scaled)
+    X = np.column_stack(values) if values else np.zeros((data.n_samples, 0))
+    return OCTData(features, X, data.y, data.weights, data.n_classes, baseline_error(data), floored)
+
+
+@dataclass(frozen=True)
+class Heap:
+    """The complete binary tree of depth D in heap numbering."""
+
+    depth: int
+
+    @property
+    def branch_nodes(self) -> list[int]:
+        """T_B = {1, ..., 2^D - 1}."""
+        return list(range(1, 2**self.depth))
+
+    @property
+    def leaves(self) -> list[int]:
+        """T_L = {2^D, ..., 2^{D+1} - 1}."""
+        return list(range(2**self.depth, 2 ** (self.depth + 1)))
+
+    def is_leaf(self, t: int) -> bool:
+        return t >= 2**self.depth
+
+    def left_ancestors(self, t: int) -> list[int]:
+        """A_L(t): ancestors whose left branch lies on the path from the root to t."""
+        out = []
+        while t > 1:
+            if t % 2 == 0:
+                out.append(t // 2)
+            t //= 2
+        return out
+
+    def right_ancestors(self, t: int) -> list[int]:
+        """A_R(t): ancestors whose right branch lies on the path from the root to t."""
+        out = []
+        while t > 1:
+            if t % 2 == 1:
+                out.append(t // 2)
+            t //= 2
+        return out
+
+
+def _check_depth(max_depth) -> int:
+    if not isinstance(max_depth, Integral) or isinstance(max_depth, bool) or not 0 <= max_depth <= 12:
+        raise OptionError(f"max_depth must be an integer between 0 and 12, got {max_depth!r}")
+    return int(max_depth)
+
+
+# ------------------------------------------------------------------------------------------- model
+def build_model(data: Dataset, max_depth: int, options: OCTOptions = OCTOptions()) -> pyo.ConcreteModel:  # noqa: B008
+    """Build the MIP (24) of [BD17] (or OCT-H) for ``data`` at depth ``max_depth``. Returns a ``pyo.ConcreteModel``.
+
+    The model keeps its data preparation (``m.odata``), tree (``m.heap``) and options (``m.options``) so that
+    :func:`decode_tree` and :func:`warm_start_values` can map between trees and variables.
+    """
+    od = prepare(data, options)
+    heap = Heap(_check_depth(max_depth))
+    m = pyo.ConcreteModel(name=options.solver_name)
+    m.odata, m.heap, m.options = od, heap, options
+    _add_index_sets(m, od, heap)
+    if options.hyperplanes:
+        _add_hyperplane_variables(m)  # a, a_hat, s, b, d of OCT-H
+    else:
+        _add_split_variables(m)  # a, b, d with (2), (3)
+    _add_tree_structure(m, heap)  # (5) and the d = 0 fix
+    _add_leaf_variables(m, od, options)  # z, l, c with (6), (7), (8), (16)-(18)
+    if options.hyperplanes:
+        _add_hyperplane_routing(m, od, heap, options)  # OCT-H routing
+    else:
+        _add_routing(m, od, heap)  # (13), (14)
+    _add_leaf_errors(m, od)  # L with (20)-(22)
+    _add_objective(m, od, options)
+    return m
+
+
+def _add_index_sets(m, od: OCTData, heap: Heap) -> None:
+    m.SAMPLES = pyo.Set(initialize=range(od.n_samples), doc="i: training points 1..n")
+    m.FEATURES = pyo.Set(initialize=range(len(od.features)), doc="j: features 1..p, scaled to [0, 1]")
+    m.CLASSES = pyo.Set(initialize=range(od.n_classes), doc="k: classes 1..K")
+    m.BRANCH_NODES = pyo.Set(initialize=heap.branch_nodes, doc="T_B: branch nodes 1..2^D - 1")
+    m.LEAVES = pyo.Set(initialize=heap.leaves, doc="T_L: leaves 2^D..2^{D+1} - 1")
+
+
+def _add_split_variables(m) -> None:
+    m.a = pyo.Var(m.FEATURES, m.BRANCH_NODES, domain=pyo.Binary, doc="a[j,t] = 1: node t splits on feature j")
+    m.b = pyo.Var(m.BRANCH_NODES, bounds=(0, 1), doc="b[t]: threshold of node t (left iff a_t . x < b_t)")
+    m.d = pyo.Var(m.BRANCH_NODES, domain=pyo.Binary, doc="d[t] = 1: node t applies a split")
+
+    @m.Constraint(m.BRANCH_NODES, doc="[BD17] (2): one feature at a splitting node, none otherwise")
+    def one_feature_if_split(m, t):
+        return sum(m.a[j, t] for j in m.FEATURES) == m.d[t]
+
+    @m.Constraint(m.BRANCH_NODES, doc="[BD17] (3): 0 <= b_t <= d_t")
+    def threshold_only_if_split(m, t):
+        return m.b[t] <= m.d[t]
+
+
+def _add_hyperplane_variables(m) -> None:
+    m.a = pyo.Var(m.FEATURES, m.BRANCH_NODES, bounds=(-1, 1), doc="a[j,t]: coefficient of feature j at node t")
+    m.a_hat = pyo.Var(m.FEATURES, m.BRANCH_NODES, bounds=(0, 1), doc="a_hat[j,t] >= |a[j,t]|")
+    m.s = pyo.Var(m.FEATURES, m.BRANCH_NODES, domain=pyo.Binary, doc="s[j,t] = 1: feature j is used at node t")
+    m.b = pyo.Var(m.BRANCH_NODES, bounds=(-1, 1), doc="b[t]: threshold of node t (left iff a_t . x < b_t)")
+    m.d = pyo.Var(m.BRANCH_NODES, domain=pyo.Binary, doc="d[t] = 1: node t applies a split")
+
+    @m.Constraint(m.FEATURES, m.BRANCH_NODES, doc="[BD17] §4 (OCT-H): a_hat >= a")
+    def a_hat_upper_a(m, j, t):
+        return m.a_hat[j, t] >= m.a[j, t]
+
+    @m.Constraint(m.FEATURES, m.BRANCH_NODES, doc="[BD17] §4 (OCT-H): a_hat >= -a")
+    def a_hat_lower_a(m, j, t):
+        return m.a_hat[j, t] >= -m.a[j, t]
+
+    @m.Constraint(m.BRANCH_NODES, doc="[BD17] §4 (OCT-H): sum_j a_hat_jt <= d_t")
+    def l1_norm_if_split(m, t):
+        return sum(m.a_hat[j, t] for j in m.FEATURES) <= m.d[t]
+
+    @m.Constraint(m.FEATURES, m.BRANCH_NODES, doc="[BD17] §4 (OCT-H): a_jt <= s_jt")
+    def a_within_s(m, j, t):
+        return m.a[j, t] <= m.s[j, t]
+
+    @m.Constraint(m.FEATURES, m.BRANCH_NODES, doc="[BD17] §4 (OCT-H): -s_jt <= a_jt")
+    def minus_a_within_s(m, j, t):
+        return -m.s[j, t] <= m.a[j, t]
+
+    @m.Constraint(m.FEATURES, m.BRANCH_NODES, doc="[BD17] §4 (OCT-H): s_jt <= d_t")
+    def s_only_if_split(m, j, t):
+        return m.s[j, t] <= m.d[t]
+
+    @m.Constraint(m.BRANCH_NODES, doc="[BD17] §4 (OCT-H): sum_j s_jt >= d_t")
+    def some_feature_if_split(m, t):
+        return sum(m.s[j, t] for j in m.FEATURES) >= m.d[t]
+
+    @m.Constraint(m.BRANCH_NODES, doc="[BD17] §4 (OCT-H): b_t <= d_t")
+    def threshold_only_if_split(m, t):
+        return m.b[t] <= m.d[t]
+
+    @m.Constraint(m.BRANCH_NODES, doc="[BD17] §4 (OCT-H): -d_t <= b_t")
+    def minus_threshold_only_if_split(m, t):
+        return -m.d[t] <= m.b[t]
+
+
+def _add_tree_structure(m, heap: Heap) -> None:
+    inner = [t for t in heap.branch_nodes if t > 1]
+    m.INNER_BRANCH_NODES = pyo.Set(initialize=inner, doc="T_B without the root")
+
+    @m.Constraint(m.INNER_BRANCH_NODES, doc="[BD17] (5): a node splits only if its parent does")
+    def split_only_below_split(m, t):
+        return m.d[t] <= m.d[t // 2]
+
+    pairs = [(t, a) for t in heap.leaves for a in heap.left_ancestors(t)]
+    m.l = pyo.Var(m.LEAVES, domain=pyo.Binary, doc="l[t] = 1: leaf t contains points")
+
+    @m.Constraint(pairs, doc="d = 0 fix (see module docstring): leaves left of a non-splitting node are empty")
+    def no_split_sends_all_right(m, t, ancestor):
+        return m.l[t] <= m.d[ancestor]
+
+
+def _add_leaf_variables(m, od: OCTData, options: OCTOptions) -> None:
+    w, y = od.weights, od.y
+    m.z = pyo.Var(m.SAMPLES, m.LEAVES, domain=pyo.Binary, doc="z[i,t] = 1: point i is in leaf t")
+    m.c = pyo.Var(m.CLASSES, m.LEAVES, domain=pyo.Binary, doc="c[k,t] = 1: leaf t predicts class k")
+
+    @m.Expression(m.LEAVES, doc="[BD17] (16): N_t, the (weighted) points in leaf t")
+    def N(m, t):
+        return sum(float(w[i]) * m.z[i, t] for i in m.SAMPLES)
+
+    @m.Expression(m.CLASSES, m.LEAVES, doc="[BD17] (17): N_kt, the (weighted) points of class k in leaf t")
+    def N_k(m, k, t):
+        return sum(float(w[i]) * m.z[i, t] for i in m.SAMPLES if y[i] == k)
+
+    @m.Constraint(m.SAMPLES, doc="[BD17] (8): every point is in exactly one leaf")
+    def one_leaf_per_point(m, i):
+        return sum(m.z[i, t] for t in m.LEAVES) == 1
+
+    @m.Constraint(m.SAMPLES, m.LEAVES, doc="[BD17] (6): points only in non-empty leaves")
+    def point_only_in_nonempty_leaf(m, i, t):
+        return m.z[i, t] <= m.l[t]
+
+    @m.Constraint(m.LEAVES, doc="[BD17] (7): a non-empty leaf holds at least N_min points (rows)")
+    def min_points_in_leaf(m, t):
+        return sum(m.z[i, t] for i in m.SAMPLES) >= options.min_leaf * m.l[t]
+
+    @m.Constraint(m.LEAVES, doc="[BD17] (18): a non-empty leaf predicts one class")
+    def one_label_per_nonempty_leaf(m, t):
+        return sum(m.c[k, t] for k in m.CLASSES) == m.l[t]
+
+
+def _add_routing(m, od: OCTData, heap: Heap) -> None:
+    X, eps = od.X, od.epsilon
+    eps_max = float(eps.max()) if len(eps) else 0.0
+    left = [(i, t, a) for t in heap.leaves for a in heap.left_ancestors(t) for i in range(od.n_samples)]
+    right = [(i, t, a) for t in heap.leaves for a in heap.right_ancestors(t) for i in range(od.n_samples)]
+
+    @m.Constraint(left, doc="[BD17] (13): a_m . (x_i + eps) <= b_m + (1 + eps_max)(1 - z_it), m in A_L(t)")
+    def left_branch_strict(m, i, t, a):
+        lhs = sum(float(X[i, j] + eps[j]) * m.a[j, a] for j in m.FEATURES)
+        return lhs <= m.b[a] + (1 + eps_max) * (1 - m.z[i, t])
+
+    @m.Constraint(right, doc="[BD17] (14): a_m . x_i >= b_m - (1 - z_it), m in A_R(t)")
+    def right_branch(m, i, t, a):
+        lhs = sum(float(X[i, j]) * m.a[j, a] for j in m.FEATURES if X[i, j] != 0)
+        return lhs >= m.b[a] - (1 - m.z[i, t])
+
+
+def _add_hyperplane_routing(m, od: OCTData, heap: Heap, options: OCTOptions) -> None:
+    X, mu = od.X, options.mu
+    left = [(i, t, a) for t in heap.leaves for a in heap.left_ancestors(t) for i in range(od.n_samples)]
+    right = [(i, t, a) for t in heap.leaves for a in heap.right_ancestors(t) for i in range(od.n_samples)]
+
+    @m.Constraint(left, doc="[BD17] §4 (OCT-H): a_m . x_i + mu <= b_m + (2 + mu)(1 - z_it), m in A_L(t)")
+    def left_branch_margin(m, i, t, a):
+        lhs = sum(float(X[i, j]) * m.a[j, a] for j in m.FEATURES if X[i, j] != 0)
+        return lhs + mu <= m.b[a] + (2 + mu) * (1 - m.z[i, t])
+
+    @m.Constraint(right, doc="[BD17] §4 (OCT-H): a_m . x_i >= b_m - 2(1 - z_it), m in A_R(t)")
+    def right_branch_hyperplane(m, i, t, a):
+        lhs = sum(float(X[i, j]) * m.a[j, a] for j in m.FEATURES if X[i, j] != 0)
+        return lhs >= m.b[a] - 2 * (1 - m.z[i, t])
+
+
+def _add_leaf_errors(m, od: OCTData) -> None:
+    W = float(od.weights.sum())  # big-M n of (20)/(21): N_t <= W
+    m.L = pyo.Var(m.LEAVES, domain=pyo.NonNegativeReals, doc="L[t] >= 0 ((22)): misclassified weight in leaf t")
+
+    @m.Constraint(m.CLASSES, m.LEAVES, doc="[BD17] (20): L_t >= N_t - N_kt - W(1 - c_kt)")
+    def error_lower(m, k, t):
+        return m.L[t] >= m.N[t] - m.N_k[k, t] - W * (1 - m.c[k, t])
+
+    @m.Constraint(m.CLASSES, m.LEAVES, doc="[BD17] (21): L_t <= N_t - N_kt + W c_kt")
+    def error_upper(m, k, t):
+        return m.L[t] <= m.N[t] - m.N_k[k, t] + W * m.c[k, t]
+
+
+def _add_objective(m, od: OCTData, options: OCTOptions) -> None:
+    errors = sum(m.L[t] for t in m.LEAVES) / od.normaliser
+    if options.hyperplanes and options.complexity == "features":
+        size = sum(m.s[j, t] for j in m.FEATURES for t in m.BRANCH_NODES)
+    else:
+        size = sum(m.d[t] for t in m.BRANCH_NODES)
+    m.penalised_error = pyo.Objective(expr=errors + options.alpha * size, sense=pyo.minimize,
+                                      doc="[BD17] (24): (1/L_hat) sum_t L_t + alpha x (splits or features used)")
+
+
+# ------------------------------------------------------------------------------------------- loss
+def complexity(tree: Tree, options: OCTOptions) -> int:
+    """What alpha multiplies: branch nodes, or for OCT-H with ``complexity="features"`` the columns used."""
+    if options.hyperplanes and options.complexity == "features":
+        return sum(len(n.split.columns) for n in tree.nodes if not n.is_leaf)
+    return tree.n_branch_nodes
+
+
+def loss(data: Dataset, tree: Tree, options: OCTOptions) -> float:
+    """odtmip's loss for ``tree``: (weighted errors) / L_hat + alpha x complexity, recomputed by routing.
+
+    L_hat is :func:`baseline_error` (1 if the data are pure). This is the model's objective (24).
+    """
+    L_hat = baseline_error(data)
+    return data.misclassifications(tree) / (L_hat if L_hat > 0 else 1.0) + options.alpha * complexity(tree, options)
+
+
+# ------------------------------------------------------------------------------------ decode / start
+def node_splits(m, data: Dataset) -> dict:
+    """The split each branch node of the model applies, on the original scale.
+
+    Returns ``{t: Split}``, or ``{t: "left"}`` / ``{t: "right"}`` for a node that sends every training
+    point one way (d_t = 0 sends everybody right). A cut is placed midway in the margin of (13) (eps_j / 2,
+    OCT-H: mu / 2), so tolerance-sized violations of (13) and (14) cannot move a training point.
+    """
+    od, options = m.odata, m.options
+    cols = raw_columns(data.X)
+    out: dict = {}
+    for t in m.heap.branch_nodes:
+        if pyo.value(m.d[t]) < 0.5:
+            out[t] = "right"
+            continue
+        b = float(pyo.value(m.b[t]))
+        if options.hyperplanes:
+            out[t] = _hyperplane_split(od, m, t, b, options, cols)
+            continue
+        j = max(m.FEATURES, key=lambda j: pyo.value(m.a[j, t]))
+        f = od.features[j]
+        cut = b - f.epsilon / 2  # left iff x_scaled < cut
+        if not f.numeric:
+            out[t] = "right" if cut <= 0 else ("left" if cut > 1 else
+                                               Split("subset", (f.column,), categories=(f.level,)))
+            continue
+        k = int(np.searchsorted(f.scaled, cut, side="left"))  # scaled values < cut go left
+        if k == 0:
+            out[t] = "right"
+        elif k == len(f.values):
+            out[t] = "left"
+        else:
+            out[t] = Split("threshold", (f.column,), threshold=float((f.values[k - 1] + f.values[k]) / 2))
+    return out
+
+
+def _hyperplane_split(od: OCTData, m, t: int, b: float, options: OCTOptions, cols):
+    """OCT-H node t as ``Split("hyperplane")`` on the original scale (see :func:`node_splits`)."""
+    a = {j: float(pyo.value(m.a[j, t])) for j in m.FEATURES}
+    used = [j for j in m.FEATURES if abs(a[j]) > _ZERO_COEFFICIENT]
+    cut = b - options.mu / 2  # left iff a . x_scaled < cut
+    if not used:
+        return "left" if 0 < cut else "right"
+    # a . (x - lo) / span >= cut  <=>  sum_j (a_j / span_j) x_j >= cut + sum_j a_j lo_j / span_j
+    feats = [od.features[j] for j in used]
+    weights = np.array([a[j] / f.span for j, f in zip(used, feats, strict=True)])
+    threshold = cut + sum(a[j] * f.lo / f.span for j, f in zip(used, feats, strict=True))
+    scale = float(np.abs(weights).max())  # a positive multiple is the same split: largest |weight| = 1 reads best
+    split = Split("hyperplane", tuple(f.column for f in feats), threshold=float(threshold / scale),
+                  weights=tuple(float(v) for v in weights / scale))
+    right = split.goes_right(cols)
+    return "right" if right.all() else ("left" if not right.any() else split)
+
+
+def route(m, data: Dataset, splits: dict | None = None) -> np.ndarray:
+    """The model leaf (heap index) each training row reaches through the decoded splits of :func:`node_splits`.
+
+    Compare with :func:`assignment` (the leaves the solver chose, z) to check epsilon and tolerances.
+    """
+    splits = node_splits(m, data) if splits is None else splits
+    cols = raw_columns(data.X)
+    node = np.ones(data.n_samples, dtype=np.int64)
+    for _ in range(m.heap.depth):
+        nxt = np.empty_like(node)
+        for t in np.unique(node):
+            rows = node == t
+            split = splits[int(t)]
+            if isinstance(split, str):
+                right = np.full(int(rows.sum()), split == "right")
+            else:
+                right = split.goes_right([c[rows] for c in cols])
+            nxt[rows] = 2 * t + right.astype(np.int64)
+        node = nxt
+    return node
+
+
+def assignment(m) -> np.ndarray:
+    """The leaf (heap index) of each training row in the model's current solution: the t with z_it = 1."""
+    leaves = m.heap.leaves
+    z = np.array([[pyo.value(m.z[i, t]) for t in leaves] for i in m.SAMPLES]).reshape(len(m.SAMPLES), len(leaves))
+    return np.asarray(leaves)[z.argmax(axis=1)]
+
+
+def decode_tree(m, data: Dataset) -> Tree:
+    """The tree of the model's current values, on the original scale (see the module's *Deviations*).
+
+    d_t = 0 nodes send everybody right; splits sending every training row to one side are removed; sibling
+    leaves with one label are merged. Training predictions are those of the model's (a, b, c), and the tree
+    has no more splits (OCT-H: used features) than the model counts, so :func:`loss` never exceeds the model's
+    objective for a solution whose routing matches z.
+    """
+    heap = m.heap
+    splits = node_splits(m, data)
+    labels = {}
+    for t in heap.leaves:
+        scores = [pyo.value(m.c[k, t]) for k in m.CLASSES]
+        labels[t] = int(np.argmax(scores))
+
+    def build(t):
+        if heap.is_leaf(t):
+            return leaf(labels[t])
+        split = splits[t]
+        if split == "right":
+            return build(2 * t + 1)
+        if split == "left":
+            return build(2 * t)
+        return branch(split, build(2 * t), build(2 * t + 1))
+
+    return data.new_tree(simplify(data, build(1)))
+
+
+def simplify(data: Dataset, spec, prune_penalty: float | None = None, options: OCTOptions | None = None):
+    """A tree spec equal to ``spec`` on the training rows, without splits that leave one side empty and with
+    same-label sibling leaves merged.
+
+    With ``prune_penalty`` (in units of weighted errors per unit of :func:`complexity`), also replace a subtree
+    by the majority leaf when that costs no more: cost-complexity pruning, used for the CART start.
+    """
+    cols = raw_columns(data.X)
+    y, w, K = data.y, data.weights, data.n_classes
+    features_count = options is not None and options.hyperplanes and options.complexity == "features"
+
+    def units(split) -> int:
+        return len(split.columns) if features_count else 1
+
+    def rec(spec, rows):
+        counts = np.bincount(y[rows], weights=w[rows], minlength=K)
+        if spec.split is None:
+            return leaf(spec.label), float(counts.sum() - counts[spec.label])
+        right = np.zeros(len(y), dtype=bool)
+        right[rows] = spec.split.goes_right([c[rows] for c in cols])
+        left = rows & ~right
+        right &= rows
+        if not right.any():
+            return rec(spec.left, rows)
+        if not left.any():
+            return rec(spec.right, rows)
+        (ls, lc), (rs, rc) = rec(spec.left, left), rec(spec.right, right)
+        if ls.split is None and rs.split is None and ls.label == rs.label:
+            return leaf(ls.label), lc + rc
+        keep = lc + rc + (0.0 if prune_penalty is None else prune_penalty * units(spec.split))
+        if prune_penalty is not None:
+            as_leaf = float(counts.sum() - counts.max())
+            if as_leaf <= keep:
+                return leaf(int(np.argmax(counts))), as_leaf
+        return branch(spec.split, ls, rs), keep
+
+    return rec(spec, np.ones(len(y), dtype=bool))[0]
+
+
+@dataclass
+class _Embedding:
+    """Values of a tree placed in the complete depth-D tree."""
+
+    d: dict = field(default_factory=dict)  # t -> 0/1
+    a: dict = field(default_factory=dict)  # (j, t) -> value
+    b: dict = field(default_factory=dict)  # t -> value
+    leaf_of: np.ndarray | None = None  # heap leaf of each training row
+    label: dict = field(default_factory=dict)  # non-empty heap leaf -> class
+
+
+def warm_start_values(m, data: Dataset, tree: Tree) -> list | None:
+    """(variable, value) pairs for every variable of the model that reproduce ``tree``, or None.
+
+    A branch node of ``tree`` is placed at heap node t if some feature (OCT-H: some direction) sends the training
+    rows reaching t to the same sides with the model's strict margin (eps_j, or mu); the children may be swapped
+    (a split ``colour not in {red}`` is the feature ``colour=red`` with children exchanged). A leaf of ``tree`` at
+    a branch node t sets d_t = 0 and continues to the right child (left subtree empty, d = 0 fix). Splits that
+    send every reaching row one way are skipped. Leaf labels are the weighted majority of the reaching rows
+    (as (21) requires). Returns None when the tree is deeper than the model or a split has no counterpart.
+    """
+    od, heap, options = m.odata, m.heap, m.options
+    cols = raw_columns(data.X)
+    emb = _Embedding(leaf_of=np.zeros(od.n_samples, dtype=np.int64))
+    ok = _place(tree, 0, 1, np.ones(od.n_samples, dtype=bool), emb, od, heap, options, cols)
+    if not ok:
+        return None
+    return _start_pairs(m, emb)
+
+
+def _place(tree: Tree, node: int | None, t: int, rows: np.ndarray, emb: _Embedding, od: OCTData, heap: Heap,
+           options: OCTOptions, cols) -> bool:
+    """Place tree node ``node`` (None: nothing, an empty subtree) at heap node ``t`` for the training ``rows``."""
+    spec = None if node is None else tree.nodes[node]
+    if heap.is_leaf(t):
+        if spec is not None and not spec.is_leaf:
+            right = spec.split.goes_right([c[rows] for c in cols])
+            if right.all() or not right.any():  # a split that does not split these rows
+                return _place(tree, spec.right if right.all() else spec.left, t, rows, emb, od, heap, options, cols)
+            return False  # too deep
+        if rows.any():
+            emb.leaf_of[rows] = t
+            counts = np.bincount(od.y[rows], weights=od.weights[rows], minlength=od.n_classes)
+            prefer = spec.label if spec is not None and counts[spec.label] == counts.max() else int(np.argmax(counts))
+            emb.label[t] = prefer
+        return True
+    if spec is None or spec.is_leaf:
+        emb.d[t] = 0
+        return (_place(tree, None, 2 * t, np.zeros_like(rows), emb, od, heap, options, cols)
+                and _place(tree, node, 2 * t + 1, rows, emb, od, heap, options, cols))
+    right = np.zeros_like(rows)
+    right[rows] = spec.split.goes_right([c[rows] for c in cols])
+    left = rows & ~right
+    if not left.any() or not right.any():
+        return _place(tree, spec.right if not left.any() else spec.left, t, rows, emb, od, heap, options, cols)
+    found = _find_cut(od, options, spec.split, left, right)
+    if found is None:
+        return False
+    coefficients, b, swapped = found
+    emb.d[t] = 1
+    emb.b[t] = b
+    for j, value in coefficients.items():
+        emb.a[(j, t)] = value
+    (l_node, l_rows), (r_node, r_rows) = ((spec.left, left), (spec.right, right))
+    if swapped:
+        (l_node, l_rows), (r_node, r_rows) = (r_node, r_rows), (l_node, l_rows)
+    return (_place(tree, l_node, 2 * t, l_rows, emb, od, heap, options, cols)
+            and _place(tree, r_node, 2 * t + 1, r_rows, emb, od, heap, options, cols))
+
+
+def _find_cut(od: OCTData, options: OCTOptions, split: Split, left: np.ndarray, right: np.ndarray):
+    """Coefficients a (dict j -> value), threshold b and whether the children swap, such that the model's
+    routing sends ``left`` rows left and ``right`` rows right (or the reverse, swapped); None if impossible."""
+    X = od.X
+    own = [j for j, f in enumerate(od.features) if f.column in split.columns]
+    others = [j for j in range(len(od.features)) if j not in own]
+    if options.hyperplanes and split.kind == "hyperplane":
+        by_column = {f.column: j for j, f in enumerate(od.features)}
+        if all(c in by_column for c in split.columns):
+            a = np.zeros(len(od.features))
+            for c, weight in zip(split.columns, split.weights, strict=True):
+                a[by_column[c]] = weight * od.features[by_column[c]].span  # direction in scaled units
+            norm = np.abs(a).sum()
+            if norm > 0:
+                cut = _margin_cut(X @ (a / norm), left, right, options.mu)
+                if cut is not None:
+                    return {j: float(a[j] / norm) for j in np.flatnonzero(a)}, cut, False
+        return None
+    for j in own + others:
+        if options.hyperplanes:
+            for sign in (1.0, -1.0):
+                cut = _margin_cut(sign * X[:, j], left, right, options.mu)
+                if cut is not None:
+                    return {j: sign}, cut, False
+        else:
+            eps = od.features[j].epsilon
+            for swapped in (False, True):
+                lo, hi = (right, left) if swapped else (left, right)
+                cut = _margin_cut(X[:, j], lo, hi, eps)
+                if cut is not None:
+                    return {j: 1.0}, cut, swapped
+    return None
+
+
+def _margin_cut(values: np.ndarray, left: np.ndarray, right: np.ndarray, margin: float) -> float | None:
+    """b = min of ``values`` on the right rows if every left row's value + margin <= b, else None."""
+    b = float(values[right].min())
+    return b if float(values[left].max()) + margin <= b + 1e-12 else None
+
+
+def _start_pairs(m, emb: _Embedding) -> list:
+    od, options = m.odata, m.options
+    values: list = []
+    for t in m.BRANCH_NODES:
+        values.append((m.d[t], float(emb.d.get(t, 0))))
+        values.append((m.b[t], float(emb.b.get(t, 0.0))))
+        for j in m.FEATURES:
+            a = emb.a.get((j, t), 0.0)
+            values.append((m.a[j, t], a))
+            if options.hyperplanes:
+                values.append((m.a_hat[j, t], abs(a)))
+                values.append((m.s[j, t], 1.0 if a != 0 else 0.0))
+    for t in m.LEAVES:
+        rows = emb.leaf_of == t
+        label = emb.label.get(t)
+        values.append((m.l[t], 1.0 if label is not None else 0.0))
+        for k in m.CLASSES:
+            values.append((m.c[k, t], 1.0 if label == k else 0.0))
+        error = 0.0 if label is None else float(od.weights[rows & (od.y != label)].sum())
+        values.append((m.L[t], error))
+        for i in m.SAMPLES:
+            values.append((m.z[i, t], 1.0 if rows[i] else 0.0))
+    return values
+
+
+def cart_tree(data: Dataset, max_depth: int, options: OCTOptions, random_state: int = 0) -> Tree:
+    """The paper's warm start: scikit-learn CART of depth D with min_samples_leaf = N_min on the model's
+    scaled features, mapped to raw-column splits and pruned with the same alpha (:func:`simplify`)."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    od = prepare(data, options)
+    majority = int(np.argmax(np.bincount(od.y, weights=od.weights, minlength=od.n_classes)))
+    if max_depth == 0 or not od.features:
+        return data.new_tree(leaf(majority))
+    cart = DecisionTreeClassifier(max_depth=max_depth, min_samples_leaf=options.min_leaf, random_state=random_state)
+    cart.fit(od.X, od.y, sample_weight=od.weights)
+    inner = cart.tree_
+    classes = cart.classes_
+
+    def build(n):
+        if inner.children_left[n] < 0:
+            return leaf(int(classes[int(np.argmax(inner.value[n][0]))]))
+        f = od.features[inner.feature[n]]
+        thr = float(inner.threshold[n])  # CART: left iff x_scaled <= thr
+        if f.numeric:
+            k = int(np.searchsorted(f.scaled, thr, side="right"))  # values going left
+            k = min(max(k, 1), len(f.values) - 1)
+            split = Split("threshold", (f.column,), threshold=float((f.values[k - 1] + f.values[k]) / 2))
+        else:
+            split = Split("subset", (f.column,), categories=(f.level,))
+        return branch(split, build(inner.children_left[n]), build(inner.children_right[n]))
+
+    penalty = options.alpha * od.normaliser
+    return data.new_tree(simplify(data, build(0), prune_penalty=penalty, options=options))
+
+
+# ------------------------------------------------------------------------------------------- DP
+def dp_equivalent(data: Dataset, options: OCTOptions = OCTOptions()) -> tuple[Dataset, float, int]:  # noqa: B008
+    """The DP problem whose optimum is L_hat x the OCT optimum: ``(dataset, penalty, min_leaf)``.
+
+    The dataset's binary columns are every midpoint threshold ``x > t`` of each numeric column and one
+    ``column in {v}`` per level of each categorical column; penalty = alpha x L_hat per branch node; min_leaf =
+    N_min. Then ``solve_dp(dataset, D, penalty=penalty, min_leaf=min_leaf).objective == L_hat x OCT(D)`` for
+    axis-aligned OCT, as long as no epsilon was floored (``prepare(data, options).floored``).
+
+    For OCT-H only thresholds whose scaled gap is at least mu are kept: the DP then searches the axis-aligned
+    trees OCT-H can represent, an upper bound (used as its warm start).
+    """
+    od = prepare(data, options)  # raises for OCT-H on categorical data
+    group_of = {g.column: gi for gi, g in enumerate(data.groups)}
+    columns: list[BinaryColumn] = []
+    for f in od.features:
+        g = group_of.get(f.column, 0)
+        name = data.feature_names[f.column]
+        if not f.numeric:
+            columns.append(BinaryColumn(f.name, Split("subset", (f.column,), categories=(f.level,)), g))
+            continue
+        gaps = np.diff(f.scaled)
+        for k in range(len(f.values) - 1):
+            if options.hyperplanes and gaps[k] < options.mu:
+                continue
+            t = float((f.values[k] + f.values[k + 1]) / 2)
+            columns.append(BinaryColumn(f"{name}>{t:.6g}", Split("threshold", (f.column,), threshold=t), g))
+    return data.derive(columns), options.alpha * od.normaliser, options.min_leaf
+
+
+def dp_warm_start(data: Dataset, max_depth: int, options: OCTOptions, time_limit: float | None = None) -> Tree | None:
+    """The DP optimum of :func:`dp_equivalent` (OCT's own optimum for axis-aligned splits), or None if the DP
+    found no tree within its time."""
+    from odtmip.dp import solve_dp  # imported here so building a model does not need numba
+
+    derived, penalty, min_leaf = dp_equivalent(data, options)
+    if derived.n_binary == 0:
+        majority = int(np.argmax(np.bincount(data.y, weights=data.weights, minlength=data.n_classes)))
+        return data.new_tree(leaf(majority))
+    result = solve_dp(derived, max_depth=max_depth, min_leaf=min_leaf, penalty=penalty, time_limit=time_limit)
+    return result.tree
+
+
+# ------------------------------------------------------------------------------------------- solve
+def solve_oct(data: Dataset, max_depth: int, time_limit: float | None = None, warm_start: str | Tree | None = "dp",
+              options: OCTOptions | None = None, highs: HighsOptions | None = None, lp_bound: bool = False,
+              **option_values) -> SolveResult:
+    """Fit OCT (or OCT-H with ``hyperplanes=True``) to ``data`` and return a verified result.
+
+    The objective is (24): (weighted errors) / L_hat + alpha x (splits, or OCT-H features used), recomputed by
+    routing the training data through the decoded tree.
+
+    Parameters
+    ----------
+    data : Dataset
+        Training data; raw columns become the model's features (see the module docstring).
+    max_depth : int
+        D, the depth of the complete tree (0..12).
+    time_limit : float, optional
+        Seconds for HiGHS; the best tree so far is returned with status ``time_limit`` (or ``no_solution``).
+        The DP warm start gets a quarter of it.
+    warm_start : "dp", "cart", "none", None or Tree
+        ``"dp"``: the DP optimum over all midpoint thresholds (:func:`dp_warm_start`); ``"cart"``: the paper's
+        CART start (:func:`cart_tree`); a Tree: that tree (an :class:`OptionError` if it does not fit).
+        A DP or CART tree that does not fit (OCT-H margins) is skipped, see ``stats["warm_start_note"]``.
+    options : OCTOptions, optional
+        Model options; keyword arguments (``alpha=``, ``min_leaf=``, ``hyperplanes=``, ...) override its fields.
+    highs : HighsOptions, optional
+        HiGHS settings (``time_limit`` overrides its time limit). From 2000 rows ``lp_solver`` defaults to
+        ``"ipm"``.
+    lp_bound : bool
+        Also solve the LP relaxation and report it in ``stats["lp_relaxation"]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from odtmip.data import Dataset
+    >>> data = Dataset(np.array([[1.0], [2.0], [3.0], [4.0]]), [0, 0, 1, 1])
+    >>> r = solve_oct(data, max_depth=1, warm_start="none")
+    >>> r.status.value, r.objective, r.tree.nodes[0].split.threshold
+    ('optimal', 0.0, 2.5)
+    """
+    started = time.perf_counter()
+    options = make_options(options, **option_values)
+    max_depth = _check_depth(max_depth)
+    name = options.solver_name
+    highs = highs or HighsOptions()
+    if time_limit is not None:
+        highs = replace(highs, time_limit=time_limit)
+    if data.n_samples >= IPM_FROM_ROWS and highs.lp_solver is None:
+        highs = replace(highs, lp_solver="ipm")
+    if warm_start not in (None, "none", "dp", "cart") and not isinstance(warm_start, Tree):
+        raise OptionError(f"warm_start must be 'dp', 'cart', 'none' or a Tree, got {warm_start!r}")
+    if baseline_error(data) <= 0:
+        return _pure_result(data, name, started)
+    t = time.perf_counter()
+    m = build_model(data, max_depth, options)
+    build_seconds = time.perf_counter() - t
+    start_tree, start_seconds, note = None, 0.0, None
+    t = time.perf_counter()
+    if isinstance(warm_start, Tree):
+        start_tree = warm_start
+    elif warm_start == "dp":
+        start_tree = dp_warm_start(data, max_depth, options, None if time_limit is None else max(0.1, time_limit / 4))
+    elif warm_start == "cart":
+        start_tree = cart_tree(data, max_depth, options)
+    start_seconds = time.perf_counter() - t
+    start = None if start_tree is None else warm_start_values(m, data, start_tree)
+    if start_tree is not None and start is None:
+        if isinstance(warm_start, Tree):
+            raise OptionError("the warm-start tree does not fit the model (too deep, or a split the model's "
+                              "features cannot make with its margin)")
+        note = f"the {warm_start} tree does not fit the model's margins; solved without a start"
+    extra = {"baseline": m.odata.baseline, "scaling": options.scale, "epsilon_floored": m.odata.floored,
+             "n_features": len(m.odata.features), "warm_start_seconds": start_seconds,
+             "warm_start_loss": None if start is None else loss(data, start_tree, options)}
+    if note:
+        extra["warm_start_note"] = note
+    return solve_model(name, m, decode=lambda mm: decode_tree(mm, data),
+                       loss=lambda tree: loss(data, tree, options), to_loss=lambda value: value,
+                       highs=highs, warm_start=start, build_seconds=build_seconds, lp_bound=lp_bound,
+                       extra_stats=extra, started=started)
+
+
+def _pure_result(data: Dataset, name: str, started: float) -> SolveResult:
+    """L_hat = 0: all the weight is on one class, so its single leaf is optimal with objective 0."""
+    majority = int(np.argmax(np.bincount(data.y, weights=data.weights, minlength=data.n_classes)))
+    tree = data.new_tree(leaf(majority))
+    return SolveResult(solver=name, status=Status.OPTIMAL, stop_reason="solved", tree=tree, objective=0.0,
+                       bound=0.0, seconds=time.perf_counter() - started,
+                       stats={"baseline": 0.0, "warm_start_given": False, "warm_start_accepted": None,
+                              "note": "L_hat = 0 (all weight on one class): single leaf, no model built"})
+
+
+def solve_oct_h(data: Dataset, max_depth: int, time_limit: float | None = None,
+                warm_start: str | Tree | None = "dp", options: OCTOptions | None = None,
+                highs: HighsOptions | None = None, lp_bound: bool = False, **option_values) -> SolveResult:
+    """:func:`solve_oct` with ``hyperplanes=True`` (OCT-H, [BD17] §4); the solver registry's ``oct-h``."""
+    return solve_oct(data, max_depth, time_limit=time_limit, warm_start=warm_start, options=options, highs=highs,
+                     lp_bound=lp_bound, **{**option_values, "hyperplanes": True})
