@@ -74,9 +74,11 @@ def build_parser() -> argparse.ArgumentParser:
     chk = sub.add_parser("check", help="solve with a MIP model and with the DP and compare the optima")
     chk.add_argument("data", help="a bundled dataset name (see `odtmip datasets`) or a file path")
     _add_data_options(chk)
-    chk.add_argument("--model", default="gunluk", choices=["gunluk"], help="MIP model (default: gunluk)")
+    chk.add_argument("--model", default="gunluk", choices=["gunluk", "binoct", "oct"],
+                     help="MIP model (default: gunluk)")
     chk.add_argument("--depth", type=_nonnegative_int, default=2, help="balanced depth (default: 2)")
     chk.add_argument("--time-limit", type=_positive_float, help="seconds per solve")
+    chk.add_argument("--min-leaf", type=_nonnegative_int, help="OCT's N_min")
     _add_model_options(chk, constraints=False)
     chk.add_argument("--json", action="store_true", help="print one JSON object on stdout")
 
@@ -101,6 +103,8 @@ def _add_model_options(p: argparse.ArgumentParser, constraints: bool = True) -> 
     g.add_argument("--class-weight", type=_positive_float, help="C: weight of a correct negative (Günlük (8a))")
     g.add_argument("--max-card", type=_nonnegative_int, help="max.card of categorical subsets (Günlük §4.5)")
     g.add_argument("--alpha", type=_nonnegative_float, help="OCT complexity: cost per split, errors counted / L_hat")
+    g.add_argument("--lambda", dest="leaf_penalty", type=_nonnegative_float,
+                   help="OSDT leaf penalty: objective = errors/N + lambda x leaves (binoct, dp)")
     if constraints:
         g.add_argument("--warm-start", choices=["dp", "cart", "none"],
                        help="start HiGHS from the DP tree (default), a CART tree (oct, oct-h) or nothing")
@@ -113,6 +117,7 @@ _OPTION_NAMES = {  # command-line dest -> solver option
     "max_nodes": "max_nodes", "min_leaf": "min_leaf", "penalty": "penalty", "topology": "topology",
     "class_weight": "class_weight", "max_card": "max_card", "warm_start": "warm_start",
     "min_specificity": "min_specificity", "min_sensitivity": "min_sensitivity", "alpha": "alpha",
+    "leaf_penalty": "leaf_penalty",
 }
 
 
@@ -187,9 +192,11 @@ def _cmd_check(args) -> int:
     data = load_dataset(args)
     report = check(data, args.model, max_depth=args.depth, time_limit=args.time_limit, **_solver_options(args))
     if args.json:
+        units = report.problem.in_model_units
         print(json.dumps({"model": report.model, "verdict": report.verdict, "relation": report.relation,
-                          "mip": result_record(report.mip, data), "dp": result_record(report.dp, data),
-                          "dp_deep": result_record(report.dp_deep, data)}))
+                          "dp_objective": units(report.dp.objective),
+                          "dp_deep_objective": units(report.dp_deep.objective),
+                          "mip": result_record(report.mip, data), "dp": result_record(report.dp, report.problem.data)}))
         return 0
     print(f"data: {args.data}: {data.describe()}")
     if report.mip.tree is not None:

@@ -44,6 +44,12 @@ SOLVERS: dict[str, SolverSpec] = {
          "min_specificity", "min_sensitivity", "positive", "feature_selection", "random_state"),
         "Günlük et al. categorical-subset MIP on HiGHS, warm-started from the DP",
     ),
+    "binoct": SolverSpec(
+        "odtmip.models.binoct:solve_binoct",
+        ("max_depth", "time_limit", "warm_start", "options", "highs", "lp_bound", "leaf_penalty", "thresholds",
+         "root_pass_through", "bits", "surplus_bit_fix"),
+        "Verwer & Zhang BinOCT, or regularised BinOCT with a leaf penalty, on HiGHS, warm-started from the DP",
+    ),
     "oct": SolverSpec(
         "odtmip.models.oct:solve_oct",
         _OCT_OPTIONS + ("hyperplanes",),

@@ -11,12 +11,22 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from dataclasses import fields, replace
 
-from odtmip.exceptions import VerificationError
+from odtmip.exceptions import OptionError, VerificationError
 from odtmip.models import _highs
 from odtmip.models._highs import HighsOptions
 from odtmip.results import SolveResult, Status
 from odtmip.tree import Tree
+
+
+def merge_options(cls, options, values: dict, model: str):
+    """``options`` (default ``cls()``) with ``values`` replacing its fields; unknown names are an OptionError."""
+    options = options or cls()
+    unknown = sorted(set(values) - {f.name for f in fields(cls)})
+    if unknown:
+        raise OptionError(f"unknown {model} option(s): {', '.join(unknown)}")
+    return replace(options, **values) if values else options
 
 
 def solve_model(

@@ -112,7 +112,7 @@ from odtmip.binarize import BinaryColumn, raw_columns
 from odtmip.data import Dataset
 from odtmip.exceptions import DataError, OptionError
 from odtmip.models._highs import HighsOptions
-from odtmip.models.base import solve_model
+from odtmip.models.base import merge_options, solve_model
 from odtmip.results import SolveResult, Status
 from odtmip.tree import Split, Tree, branch, leaf
 
@@ -193,11 +193,7 @@ def make_options(options: OCTOptions | None = None, **values) -> OCTOptions:
 
     Unknown names are an :class:`OptionError`.
     """
-    options = options or OCTOptions()
-    unknown = sorted(set(values) - set(OCTOptions.__dataclass_fields__))
-    if unknown:
-        raise OptionError(f"unknown OCT option(s): {', '.join(unknown)}")
-    return replace(options, **values) if values else options
+    return merge_options(OCTOptions, options, values, "OCT")
 
 
 # ------------------------------------------------------------------------------------------- data

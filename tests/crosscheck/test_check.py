@@ -1,0 +1,55 @@
+"""odtmip.check on every model: the verdict, the units conversion, and a disagreement it must report."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from odtmip import Dataset, Status
+from odtmip.check import _verdict, check, dp_problem
+from odtmip.exceptions import OptionError
+from odtmip.results import SolveResult
+
+pytestmark = pytest.mark.highs
+
+
+def small_data(seed=0, n=24):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({"x": rng.integers(0, 5, n).astype(float), "c": pd.Categorical(rng.integers(0, 3, n).astype(str))})
+    y = ((X["x"] > 2) ^ (X["c"] == "1") ^ (rng.random(n) < 0.15)).astype(int)
+    return Dataset(X, y, sample_weight=rng.integers(1, 3, n))
+
+
+@pytest.mark.parametrize("model, options", [
+    ("gunluk", {}), ("binoct", {}), ("binoct", {"leaf_penalty": 0.05}), ("binoct", {"leaf_penalty": 0.6}),
+    ("oct", {}), ("oct", {"alpha": 0.1, "min_leaf": 3}),
+])
+def test_models_agree_with_the_dp(model, options):
+    report = check(small_data(), model, max_depth=2 if model != "oct" else 1, **options)
+    assert report.verdict == "agree", report.summary()
+    assert report.mip.objective == pytest.approx(report.problem.in_model_units(report.dp.objective))
+
+
+def test_a_model_tree_better_than_the_dp_optimum_is_a_disagreement():
+    data = small_data()
+    problem = dp_problem(data, "binoct", max_depth=1)
+    dp = problem.solve(1, None)
+    fake = SolveResult("binoct", Status.OPTIMAL, "solved", None, problem.in_model_units(dp.objective) - 0.1,
+                       0.0, 0.0)
+    assert _verdict(fake, dp, dp, problem) == "disagree"
+    worse = SolveResult("binoct", Status.OPTIMAL, "solved", None, problem.in_model_units(dp.objective) + 0.1,
+                        0.0, 0.0)
+    assert _verdict(worse, dp, dp, problem) == "disagree"  # a proven optimum worse than a DP tree
+    unproven = SolveResult("binoct", Status.TIME_LIMIT, "time_limit", None, worse.objective, 0.0, 0.0)
+    assert _verdict(unproven, dp, dp, problem) == "unproven"
+
+
+def test_check_rejects_what_it_cannot_compare():
+    data = small_data()
+    with pytest.raises(OptionError, match="supports the models"):
+        check(data, "cart", max_depth=2)
+    with pytest.raises(OptionError, match="needs a depth"):
+        check(data, "binoct")
+    with pytest.raises(OptionError, match="no DP equivalent"):
+        dp_problem(data, "oct", max_depth=1, hyperplanes=True)
+    with pytest.raises(OptionError, match="sensitivity/specificity"):
+        check(data, "gunluk", max_depth=2, min_specificity=0.9)
