@@ -6,24 +6,38 @@ own sense; converting to a loss is the formulation's job.
 
 How the model reaches HiGHS
 ---------------------------
-Pyomo's ``LinearStandardFormCompiler`` (``pyomo.repn.plugins.standard_form``, needs scipy) turns the model
-into sparse matrices, which go to ``Highs.passModel`` as column-wise arrays. This module therefore owns the
-column ↔ variable map, bounds, integrality, the objective sense and constant, and loading values
-back. Variables that are fixed or appear nowhere get no column; they keep their Pyomo values.
+:func:`_read_linear` reads each active constraint's expression tree (sums, negations, products and quotients
+by constants, named ``Expression`` components, variables, constants) straight into column-wise arrays, which
+go to ``Highs.passModel``. Any model it does not handle (other expression nodes, e.g. nonlinear ones, or
+component types such as SOS constraints or export suffixes) goes through Pyomo's ``LinearStandardFormCompiler``
+(``pyomo.repn.plugins.standard_form``, needs scipy) instead; both give the same rows and columns in the same
+order. This module therefore owns the column ↔ variable map, bounds, integrality, the objective sense and
+constant, and loading values back. Variables that are fixed or appear nowhere get no column; they keep their
+Pyomo values. Python's cyclic garbage collector is paused while a model is read (:func:`paused_gc`).
 
-Measured hand-off, Günlük depth-3 model built with indexed constraints and ``sum`` (2-core box shared with
-other jobs, one fresh process per run, highspy 1.15.1, Pyomo 6.10.1):
+Measured hand-off, Günlük depth-3 model built with indexed constraints and ``sum`` (the design probe's
+variant, 2-core box shared with other jobs, one fresh process per run, highspy 1.15.1, Pyomo 6.10.1):
 
 =========  ==============================  ============================  ============================
-N          rows / columns / nonzeros       contrib ``set_instance``      this module
+N          rows / columns / nonzeros       contrib ``set_instance``      standard-form compiler
 =========  ==============================  ============================  ============================
 2 000      44 295 / 16 366 / 360 646       2.03 s, peak RSS 226 MB       0.90 s, 241 MB
 10 000     220 295 / 80 366 / 1 800 646    10.3-11.0 s, 620 MB           2.75 s, 603 MB
 =========  ==============================  ============================  ============================
 
-Nearly all of it is Pyomo's compiler: ``FileDeterminism.NONE`` takes 3.7 s where the default ``ORDERED``
-takes 5.1 s (same run), bounds and integrality about 0.1 s, ``passModel`` 0.07 s. A direct numpy → highspy
-build is faster still, but it skips Pyomo.
+On odtmip's own Günlük depth-3 model (``benchmarks/mip_build.py`` data; compile + ``passModel``, median of 5
+in one process, CPU seconds; the box was loaded, so wall clock was 1.4-1.5x these):
+
+=========  ==============================  ======================  ==================
+N          rows / columns / nonzeros       standard-form compiler  :func:`_read_linear`
+=========  ==============================  ======================  ==================
+2 000      20 317 / 8 350 / 224 690        0.44 s                  0.13 s
+10 000     100 317 / 40 350 / 1 120 690    1.93 s                  0.72 s
+=========  ==============================  ======================  ==================
+
+In the compiler, ``FileDeterminism.NONE`` takes 3.7 s where the default ``ORDERED`` takes 5.1 s (first table,
+same run); bounds and integrality take about 0.03 s and ``passModel`` 0.07 s at N = 10 000. A direct numpy →
+highspy build of the whole matrix takes 0.10 s there (``benchmarks/mip_build.py``), but it skips Pyomo.
 
 Other decisions, each measured
 ------------------------------
@@ -38,6 +52,8 @@ Other decisions, each measured
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import logging
 import math
 import re
@@ -60,8 +76,10 @@ __all__ = [
     "highs_available",
     "lp_relaxation",
     "model_statistics",
+    "paused_gc",
     "require_highs",
     "solve",
+    "to_highs",
 ]
 
 logger = logging.getLogger("odtmip")
@@ -300,36 +318,53 @@ class _Compiled:
             raise RuntimeError("HiGHS rejected the model (see the log for the reason)")
 
 
+@contextlib.contextmanager
+def paused_gc():
+    """Pause Python's cyclic garbage collector while a large model is built or read; restored on exit.
+
+    A Pyomo model is millions of small objects. While they are being created, the collector's thresholds trip
+    again and again and each full collection rescans everything alive. Building the Günlük depth-3 model at
+    N = 10 000 took 2.1 s of CPU with the collector running and 1.1-1.3 s with it paused. Nothing leaks: objects
+    in reference cycles are collected once the collector runs again. Nested use is fine.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 _STAT_KEYS = ("n_variables", "n_binary", "n_integer", "n_continuous", "n_constraints", "n_nonzeros")
 
 
-def _compile(model) -> _Compiled:
-    """Compile a linear Pyomo model to column-wise arrays through Pyomo's standard-form compiler."""
+def _compile(model, reader: str = "auto") -> _Compiled:
+    """Compile a linear Pyomo model to column-wise arrays.
+
+    ``reader="auto"`` reads the rows with :func:`_read_linear` and falls back to Pyomo's standard-form
+    compiler for any model that reader does not handle; ``"pyomo"`` always uses the compiler. Both give the
+    same rows and columns in the same order.
+    """
     require_highs()
     hs = _highspy()
     import pyomo.environ as pyo
-    from pyomo.common.errors import InfeasibleConstraintException
-    from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
-    from pyomo.repn.util import FileDeterminism
 
     objectives = list(model.component_data_objects(pyo.Objective, active=True))
     if len(objectives) > 1:
         raise ValueError(f"model {model.name!r} has {len(objectives)} active objectives; HiGHS needs one")
     maximize = bool(objectives) and objectives[0].sense == pyo.maximize
-    try:
-        # NONE skips Pyomo's re-sorting of indices (27 % of the compile time). The column and row order
-        # is then the construction order of the model's components, which is deterministic.
-        repn = LinearStandardFormCompiler().write(
-            model, mixed_form=True, set_sense=None, file_determinism=FileDeterminism.NONE
-        )
-    except InfeasibleConstraintException as exc:
+    with paused_gc():
+        raw = _read_linear(model, objectives[0] if objectives else None) if reader == "auto" else None
+        if raw is None:
+            raw = _standard_form(model, hs.kHighsInf)
+    if isinstance(raw, str):  # Pyomo found a violated constant constraint
         empty = np.zeros(0)
         return _Compiled(
             [], {}, empty, 0.0, maximize, empty, empty, np.zeros(0, bool), empty, empty,
-            np.zeros(1, np.int32), np.zeros(0, np.int32), empty, dict.fromkeys(_STAT_KEYS, 0), str(exc),
+            np.zeros(1, np.int32), np.zeros(0, np.int32), empty, dict.fromkeys(_STAT_KEYS, 0), raw,
         )  # fmt: skip
-
-    columns = repn.columns
+    columns, cost, offset, A, row_lower, row_upper = raw
     n = len(columns)
     inf = hs.kHighsInf
     # v.lb / v.ub are 10x faster than v.bounds here; both include the domain's bounds (Binary: 0, 1).
@@ -338,28 +373,6 @@ def _compile(model) -> _Compiled:
     is_int = np.array([not v.is_continuous() for v in columns], dtype=bool)
     for v in (v for v, discrete in zip(columns, is_int, strict=True) if discrete and not v.is_integer()):
         raise ValueError(f"variable {v.name} has a discrete domain that is not integer; HiGHS cannot model it")
-
-    # Rows. mixed_form gives one row per constraint, except a ranged constraint (lb < body < ub), which
-    # comes as two consecutive rows (<= ub, then >= lb) with the same coefficients: merge them into one.
-    A = repn.A
-    kind = np.fromiter((r.bound_type for r in repn.rows), dtype=np.int8, count=len(repn.rows))
-    rhs = np.asarray(repn.rhs, dtype=float)
-    row_lower = np.where(kind == 1, -inf, rhs)  # bound_type 0: ==, 1: <=, -1: >=
-    row_upper = np.where(kind == -1, inf, rhs)
-    pair = [k for k in np.flatnonzero((kind[:-1] == 1) & (kind[1:] == -1)).tolist()
-            if repn.rows[k].constraint is repn.rows[k + 1].constraint]  # fmt: skip
-    if pair:
-        pair = np.asarray(pair)
-        row_lower[pair] = rhs[pair + 1]
-        keep = np.ones(len(kind), dtype=bool)
-        keep[pair + 1] = False
-        A, row_lower, row_upper = A.tocsr()[keep], row_lower[keep], row_upper[keep]
-    A = A.tocsc()
-    A.eliminate_zeros()
-    A.sort_indices()
-    cost = repn.c.toarray()[0].astype(float) if repn.c.shape[0] else np.zeros(n)
-    offset = float(repn.c_offset[0]) if len(repn.c_offset) else 0.0
-    del repn
 
     binary = is_int & (lb >= 0) & (ub <= 1)
     stats = {
@@ -386,6 +399,310 @@ def _compile(model) -> _Compiled:
         a_value=A.data.astype(float),
         statistics=stats,
     )
+
+
+def _standard_form(model, inf: float):
+    """(columns, cost, offset, CSC matrix, row_lower, row_upper) from Pyomo's standard-form compiler, or the
+    compiler's message when a constant constraint is violated."""
+    from pyomo.common.errors import InfeasibleConstraintException
+    from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
+    from pyomo.repn.util import FileDeterminism
+
+    try:
+        # NONE skips Pyomo's re-sorting of indices (27 % of the compile time). The column and row order
+        # is then the construction order of the model's components, which is deterministic.
+        repn = LinearStandardFormCompiler().write(
+            model, mixed_form=True, set_sense=None, file_determinism=FileDeterminism.NONE
+        )
+    except InfeasibleConstraintException as exc:
+        return str(exc)
+
+    # Rows. mixed_form gives one row per constraint, except a ranged constraint (lb < body < ub), which
+    # comes as two consecutive rows (<= ub, then >= lb) with the same coefficients: merge them into one.
+    A = repn.A
+    kind = np.fromiter((r.bound_type for r in repn.rows), dtype=np.int8, count=len(repn.rows))
+    rhs = np.asarray(repn.rhs, dtype=float)
+    row_lower = np.where(kind == 1, -inf, rhs)  # bound_type 0: ==, 1: <=, -1: >=
+    row_upper = np.where(kind == -1, inf, rhs)
+    pair = [k for k in np.flatnonzero((kind[:-1] == 1) & (kind[1:] == -1)).tolist()
+            if repn.rows[k].constraint is repn.rows[k + 1].constraint]  # fmt: skip
+    if pair:
+        pair = np.asarray(pair)
+        row_lower[pair] = rhs[pair + 1]
+        keep = np.ones(len(kind), dtype=bool)
+        keep[pair + 1] = False
+        A, row_lower, row_upper = A.tocsr()[keep], row_lower[keep], row_upper[keep]
+    A = A.tocsc()
+    A.eliminate_zeros()
+    A.sort_indices()
+    n = len(repn.columns)
+    cost = repn.c.toarray()[0].astype(float) if repn.c.shape[0] else np.zeros(n)
+    offset = float(repn.c_offset[0]) if len(repn.c_offset) else 0.0
+    return repn.columns, cost, offset, A, row_lower, row_upper
+
+
+class _NotHandled(Exception):
+    """:func:`_read_linear` met something it does not read; the standard-form compiler takes over."""
+
+
+def _read_linear(model, objective):
+    """Read a linear model's rows straight from its constraint expressions (a fast path for the compiler).
+
+    Returns what :func:`_standard_form` returns, with the same rows and columns in the same order: rows in
+    ``component_data_objects`` order (a ranged row once), columns in order of first use, where a variable's
+    first use numbers every member of its ``Var`` component; fixed variables are constants; columns used
+    nowhere and satisfied constant rows are dropped (a violated one gives the compiler's message). Returns
+    ``None`` (so the caller runs the compiler) when the model holds a component type or an expression node this
+    reader does not know: it reads only sums, negations, products and quotients by constants, named
+    expressions, variables and constants.
+
+    One difference: a fixed variable is always a constant here, whereas the compiler keeps it as a column
+    (removed later, leaving an empty row) once another member of its ``Var`` has been numbered; a row of
+    fixed variables is therefore always a constant row here.
+
+    Why: the compiler walks every expression with a general visitor and re-derives each constraint's bounds.
+    On the Günlük depth-3 model at N = 10 000 (100 317 rows, 1.1 M nonzeros) it took 1.9 s of CPU against
+    0.7 s here (same process, see the module's table).
+    """
+    import scipy.sparse as sp
+    from pyomo.common.numeric_types import native_numeric_types, native_types
+    from pyomo.core.base.constraint import Constraint
+    from pyomo.core.base.var import VarData
+    from pyomo.core.expr import numeric_expr as ne
+    from pyomo.core.expr.relational_expr import EqualityExpression, InequalityExpression, RangedExpression
+    from pyomo.repn.util import SortComponents
+
+    if _unknown_components(model):
+        return None
+    unsorted = SortComponents.UNSORTED
+    col_of: dict[int, int] = {}  # id(VarData) -> provisional column (every member of a used Var component)
+    fixed: dict[int, float | None] = {}  # id(VarData) -> value of a fixed variable
+    columns: list = []
+    named: dict[int, tuple[list, list, float]] = {}  # id(named expression) -> its (columns, coefficients, constant)
+    idx: list[int] = []  # the terms: objective first, then row by row
+    val: list[float] = []
+    add_idx, add_val = idx.append, val.append
+    numbers = native_numeric_types
+    sums = (ne.LinearExpression, ne.SumExpression)
+    monomial, negation = ne.MonomialTermExpression, ne.NegationExpression
+    product, division = ne.ProductExpression, ne.DivisionExpression
+
+    def number(e) -> float:
+        if e.__class__ in numbers:
+            return e
+        if e.__class__ in native_types or e.is_potentially_variable():
+            raise _NotHandled(e)
+        return e()  # a Param, or an expression of Params and numbers
+
+    def var_term(v, mult) -> float:
+        """Record mult * v; return its constant part (mult * value when v is fixed)."""
+        if not isinstance(v, VarData):
+            raise _NotHandled(v)
+        vid = id(v)
+        if vid in fixed:
+            if fixed[vid] is None:
+                raise _NotHandled(v)
+            return mult * fixed[vid]
+        if vid not in col_of and v.fixed:  # a constant; its component is numbered at its first free member
+            if v.value is None:
+                raise _NotHandled(v)
+            return mult * v.value
+        if vid not in col_of:  # number the whole component, in its own order (as the compiler does)
+            for w in v.parent_component().values(unsorted):
+                if w.fixed:
+                    fixed[id(w)] = w.value  # None (no value) is an error only where it is used
+                else:
+                    col_of[id(w)] = len(columns)
+                    columns.append(w)
+            if vid not in col_of:  # not a member of its own component (never seen in Pyomo)
+                raise _NotHandled(v)
+        add_idx(col_of[vid])
+        add_val(mult)
+        return 0
+
+    def walk(e, mult) -> float:
+        """Append the terms of mult * e to idx / val; return its constant."""
+        cls = e.__class__
+        if cls in numbers:
+            return mult * e
+        if cls in sums:
+            const = 0
+            args = e._args_
+            if len(args) != e._nargs:
+                args = args[: e._nargs]
+            for a in args:
+                j = col_of.get(id(a))  # a free variable seen before: the common case
+                if j is not None:
+                    add_idx(j)
+                    add_val(mult)
+                elif a.__class__ is monomial:
+                    coef, v = a._args_
+                    j = col_of.get(id(v))
+                    if j is not None and coef.__class__ in numbers:
+                        add_idx(j)
+                        add_val(mult * coef)
+                    else:
+                        const += var_term(v, mult * number(coef))
+                elif a.__class__ in numbers:
+                    const += mult * a
+                else:
+                    const += walk(a, mult)
+            return const
+        if cls is monomial:
+            coef, v = e._args_
+            return var_term(v, mult * number(coef))
+        if cls is negation:
+            return walk(e._args_[0], -mult)
+        if cls in native_types:
+            raise _NotHandled(e)
+        if e.is_named_expression_type():  # read once, then copied wherever it is used
+            cached = named.get(id(e))
+            if cached is None:
+                start = len(idx)
+                const = walk(e.expr, 1)
+                named[id(e)] = idx[start:], val[start:], const
+                if mult != 1:
+                    val[start:] = [mult * x for x in val[start:]]
+            else:
+                n_idx, n_val, const = cached
+                idx.extend(n_idx)
+                val.extend(n_val if mult == 1 else [-x for x in n_val] if mult == -1 else [mult * x for x in n_val])
+            return mult * const
+        if not e.is_potentially_variable():
+            return mult * e()
+        if e.is_variable_type():
+            return var_term(e, mult)
+        if cls is product:
+            a, b = e._args_
+            if a.__class__ in numbers or not a.is_potentially_variable():
+                return walk(b, mult * number(a))
+            if b.__class__ in numbers or not b.is_potentially_variable():
+                return walk(a, mult * number(b))
+        if cls is division:
+            a, b = e._args_
+            if b.__class__ in numbers or not b.is_potentially_variable():
+                return walk(a, mult / number(b))
+        raise _NotHandled(e)
+
+    def constant(e) -> bool:
+        return e.__class__ in native_types or not e.is_potentially_variable()
+
+    def bound(e) -> float:
+        return e if e.__class__ in numbers else (None if e is None else number(e))
+
+    inf = math.inf
+    try:
+        offset = 0.0
+        if objective is not None:
+            offset = walk(objective.expr, 1)
+        starts = [len(idx)]
+        lower: list[float] = []
+        upper: list[float] = []
+        rows: list = []  # the constraint of each row
+        for con in model.component_data_objects(Constraint, active=True, sort=unsorted):
+            e = con.expr
+            cls = e.__class__
+            # The same (lower, body, upper) split as ConstraintData.to_bounded_expression.
+            if cls is InequalityExpression or cls is EqualityExpression:
+                lhs, rhs = e._args_
+                equality = cls is EqualityExpression
+                if constant(rhs):
+                    lo, ub = (bound(rhs) if equality else None), bound(rhs)
+                    const = walk(lhs, 1)
+                elif constant(lhs):
+                    lo, ub = bound(lhs), (bound(lhs) if equality else None)
+                    const = walk(rhs, 1)
+                else:
+                    lo, ub = (0 if equality else None), 0
+                    const = walk(lhs, 1) + walk(rhs, -1)
+            elif cls is RangedExpression:
+                lhs, body, rhs = e._args_
+                if not (constant(lhs) and constant(rhs)):
+                    raise _NotHandled(e)
+                lo, ub = bound(lhs), bound(rhs)
+                const = walk(body, 1)
+            else:
+                raise _NotHandled(e)
+            if lo is None and ub is None:  # no bound at all: no row (as the compiler)
+                del idx[starts[-1] :], val[starts[-1] :]
+                continue
+            starts.append(len(idx))
+            rows.append(con)
+            lower.append(-inf if lo is None else lo - const)
+            upper.append(inf if ub is None else ub - const)
+    except (_NotHandled, ArithmeticError, AttributeError, RecursionError, TypeError, ValueError):
+        return None  # the compiler reads it, or raises its own error
+
+    n = len(columns)
+    values, index = np.asarray(val, dtype=float), np.asarray(idx, dtype=np.int32)
+    first = starts[0]  # the objective's terms come first
+    A = sp.csr_array((values[first:], index[first:], np.asarray(starts) - first), shape=(len(starts) - 1, n))
+    A.sum_duplicates()  # a variable twice in one row
+    A.eliminate_zeros()  # and terms that cancel
+    row_lower, row_upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+    empty = np.diff(A.indptr) == 0
+    if empty.any():  # constant rows: dropped when satisfied, an infeasible model otherwise (as the compiler)
+        violated = np.flatnonzero(empty & ((row_lower > 0) | (row_upper < 0)))
+        if len(violated):
+            return f"model contains a trivially infeasible constraint, '{rows[violated[0]].name}'"
+        A, row_lower, row_upper = A[~empty], row_lower[~empty], row_upper[~empty]
+    cost = np.zeros(n)
+    np.add.at(cost, index[:first], values[:first])
+    A = A.tocsc()
+    used = (np.diff(A.indptr) > 0) | (cost != 0)
+    if not used.all():
+        A = A[:, used]
+        cost = cost[used]
+        columns = [v for v, keep in zip(columns, used.tolist(), strict=True) if keep]
+    A.sort_indices()
+    return columns, cost, float(offset), A, row_lower, row_upper
+
+
+def _unknown_components(model) -> bool:
+    """True when the model holds an active component the standard-form compiler would reject or warn about."""
+    from pyomo.core.base import (
+        Block,
+        Constraint,
+        Expression,
+        ExternalFunction,
+        Objective,
+        Param,
+        RangeSet,
+        Set,
+        Suffix,
+        Var,
+    )
+    from pyomo.network import Port
+    from pyomo.repn.util import categorize_valid_components
+
+    component_map, unknown = categorize_valid_components(
+        model,
+        active=True,
+        valid={Block, Constraint, Var, Param, Expression, ExternalFunction, Set, RangeSet, Port},
+        targets={Suffix, Objective},
+    )
+    return bool(unknown or component_map[Suffix])
+
+
+def to_highs(model, options: HighsOptions = HighsOptions(), integer: bool = True):  # noqa: B008
+    """Hand ``model`` to a fresh ``highspy.Highs`` exactly as :func:`solve` does, without running it.
+
+    For benchmarks and debugging: returns ``(h, columns)`` where ``columns[j]`` is the Pyomo variable of
+    HiGHS column j. The HiGHS log is captured (echoed to stderr when ``options.log`` is true). Threads are
+    not touched, so call ``h.run()`` with the ``threads`` of the process's earlier runs.
+
+    Raises
+    ------
+    ValueError
+        Pyomo found a constant constraint violated (the model is infeasible before HiGHS sees it).
+    """
+    hs = _highspy()
+    comp = _compile(model)
+    if comp.infeasible_reason is not None:
+        raise ValueError(f"model {model.name!r} is infeasible: {comp.infeasible_reason}")
+    h = _new_highs(hs, options, mip=integer, recorder=_Recorder(echo=options.log))
+    comp.pass_to(hs, h, integer=integer)
+    return h, comp.columns
 
 
 def model_statistics(model) -> dict:

@@ -55,12 +55,13 @@ from fractions import Fraction
 
 import numpy as np
 import pyomo.environ as pyo
+from pyomo.core.expr import LinearExpression
 
 from odtmip.binarize import BinaryColumn
 from odtmip.data import Dataset
 from odtmip.exceptions import DataError, OptionError
-from odtmip.models._highs import HighsOptions
-from odtmip.models.base import solve_model
+from odtmip.models._highs import HighsOptions, paused_gc
+from odtmip.models.base import merge_options, solve_model
 from odtmip.models.topology import Topology
 from odtmip.results import SolveResult
 from odtmip.tree import Tree, branch, leaf
@@ -274,16 +275,17 @@ def build_model(data: Dataset, options: GunlukOptions = GunlukOptions()) -> pyo.
     topo = Topology.parse(options.topology)
     m = pyo.ConcreteModel(name="gunluk")
     m.gdata, m.topology, m.options = gd, topo, options
-    _add_index_sets(m, gd, topo, options)
-    _add_split_variables(m, gd, topo, options)
-    _add_routing(m, gd, topo, options)
-    if options.anchors:
-        _add_anchors(m, gd, topo)
-    if any(g.kind == "ordinal" for g in gd.groups):
-        _add_ordinal_order(m, gd, topo, options)
-    if options.max_card is not None:
-        _add_max_card(m, gd, topo, options)
-    _add_objective(m, gd, options)
+    with paused_gc():  # the model is mostly small objects: collecting while they are made doubles the build time
+        _add_index_sets(m, gd, topo, options)
+        _add_split_variables(m, gd, topo, options)
+        _add_routing(m, gd, topo, options)
+        if options.anchors:
+            _add_anchors(m, gd, topo)
+        if any(g.kind == "ordinal" for g in gd.groups):
+            _add_ordinal_order(m, gd, topo, options)
+        if options.max_card is not None:
+            _add_max_card(m, gd, topo, options)
+        _add_objective(m, gd, options)
     return m
 
 
@@ -307,7 +309,8 @@ def _add_index_sets(m, gd: GunlukData, topo: Topology, options: GunlukOptions) -
     m.COLUMNS = pyo.Set(initialize=range(len(gd.columns)), doc="J: one-hot columns (features)")
     positive_leaf = {b: b % 2 == 0 for b in topo.leaves}
     if options.delete_variables:  # (14): only correct (sample, leaf) pairs
-        pairs = [(i, b) for i in range(gd.n_samples) for b in topo.leaves if positive_leaf[b] == gd.positive[i]]
+        positive = gd.positive.tolist()  # Python bools: indexing the numpy array per pair is slow
+        pairs = [(i, b) for i in range(gd.n_samples) for b in topo.leaves if positive_leaf[b] == positive[i]]
     else:
         pairs = [(i, b) for i in range(gd.n_samples) for b in topo.leaves]
     m.PAIRS = pyo.Set(initialize=pairs, dimen=2, doc="(i, b) pairs that have a routing variable c")
@@ -334,13 +337,14 @@ def _add_split_variables(m, gd: GunlukData, topo: Topology, options: GunlukOptio
 
 
 def _add_routing(m, gd: GunlukData, topo: Topology, options: GunlukOptions) -> None:
-    active = gd.active.tolist()
+    active = gd.active.tolist()  # active[i]: the columns j with a_j^i = 1, one per group
+    z_at = {k: [m.z[j, k] for j in m.COLUMNS] for k in m.NODES}  # z_at[k][j] is m.z[j, k], looked up once
     m.c = pyo.Var(m.PAIRS, domain=pyo.UnitInterval if options.delete_variables else pyo.Binary,
                   doc="c[i,b] = 1: sample i is routed to leaf b")
 
     @m.Expression(m.SAMPLES, m.NODES, doc="[GKLMS] (3): L(i,k) = sum_j a_j^i z_j^k, 1 iff i goes left at k")
-    def L(m, i, k):
-        return sum(m.z[j, k] for j in active[i])
+    def L(m, i, k):  # the same sum, built in one step: sum() would create an expression per term
+        return LinearExpression([z_at[k][j] for j in active[i]])
 
     has = set(m.PAIRS)
     if options.strengthen:
@@ -435,18 +439,18 @@ def _add_max_card(m, gd: GunlukData, topo: Topology, options: GunlukOptions) -> 
 
 
 def _add_objective(m, gd: GunlukData, options: GunlukOptions) -> None:
-    w = gd.weights
+    w = gd.weights.tolist()
     C = options.class_weight
     tp = sum(w[i] * m.c[i, b] for i in m.POS for b in m.POS_LEAVES if (i, b) in m.PAIRS)
     tn = sum(w[i] * m.c[i, b] for i in m.NEG for b in m.NEG_LEAVES if (i, b) in m.PAIRS)
-    tn_count = sum(m.c[i, b] for i in m.NEG for b in m.NEG_LEAVES if (i, b) in m.PAIRS)
-    tp_count = sum(m.c[i, b] for i in m.POS for b in m.POS_LEAVES if (i, b) in m.PAIRS)
     if options.min_specificity is not None:
+        tn_count = sum(m.c[i, b] for i in m.NEG for b in m.NEG_LEAVES if (i, b) in m.PAIRS)
         m.tn_target = exact_target(options.min_specificity, len(m.NEG))
         m.specificity_target = pyo.Constraint(expr=tn_count >= m.tn_target,
                                               doc="[GKLMS] (15), corrected: TN >= ceil(tau |I-|)")
         m.true_positives = pyo.Objective(expr=tp, sense=pyo.maximize, doc="[GKLMS] (16): true positives")
     elif options.min_sensitivity is not None:
+        tp_count = sum(m.c[i, b] for i in m.POS for b in m.POS_LEAVES if (i, b) in m.PAIRS)
         m.tp_target = exact_target(options.min_sensitivity, len(m.POS))
         m.sensitivity_target = pyo.Constraint(expr=tp_count >= m.tp_target,
                                               doc="[GKLMS] (15) mirrored, corrected: TP >= ceil(tau |I+|)")
@@ -633,13 +637,9 @@ def _set_split(emb: _Embedding, gd: GunlukData, k: int, g: int, selected: set[in
 def make_options(max_depth: int | None = None, options: GunlukOptions | None = None, **values) -> GunlukOptions:
     """``options`` (default: all defaults) with ``values`` replacing fields; ``max_depth`` D stands for
     ``topology="balanced-D"`` unless a topology is given. Unknown names are an :class:`OptionError`."""
-    options = options or GunlukOptions()
     if max_depth is not None and "topology" not in values:
         values["topology"] = f"balanced-{max_depth}"
-    unknown = sorted(set(values) - set(GunlukOptions.__dataclass_fields__))
-    if unknown:
-        raise OptionError(f"unknown Günlük option(s): {', '.join(unknown)}")
-    return replace(options, **values) if values else options
+    return merge_options(GunlukOptions, options, values, "Günlük")
 
 
 def solve_gunluk(data: Dataset, max_depth: int | None = None, time_limit: float | None = None,
