@@ -42,6 +42,7 @@ def solve_model(
     lp_bound: bool = False,
     extra_stats: dict | None = None,
     started: float | None = None,
+    more_starts: list | None = None,
 ) -> SolveResult:
     """Solve ``m`` with HiGHS and return a verified :class:`SolveResult` in odtmip's loss sense.
 
@@ -49,6 +50,8 @@ def solve_model(
     ``to_loss(value) = offset - value``), so HiGHS's dual bound maps to a lower bound on the loss.
     A decoded tree whose recomputed loss is worse than HiGHS's incumbent (beyond round-off) raises
     :class:`VerificationError`; a better one (possible when continuous variables were rounded) is reported.
+    ``more_starts`` are further assignments (lists of (variable, value) pairs) handed to HiGHS during the
+    search, one per poll of its user-solution callback.
     """
     started = time.perf_counter() if started is None else started
     stats: dict = {}
@@ -56,7 +59,9 @@ def solve_model(
         t = time.perf_counter()
         stats["lp_relaxation"] = to_loss(_highs.lp_relaxation(m, highs))
         stats["lp_seconds"] = time.perf_counter() - t
-    run = _highs.solve(m, highs, warm_start=warm_start)
+    pending = list(more_starts or [])
+    feed = (lambda: [pending.pop(0)] if pending else []) if pending else None
+    run = _highs.solve(m, highs, warm_start=warm_start, user_solutions=feed)
     stats.update(run.statistics)
     tree = objective = None
     if run.has_solution:

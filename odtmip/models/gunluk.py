@@ -644,7 +644,8 @@ def make_options(max_depth: int | None = None, options: GunlukOptions | None = N
 
 def solve_gunluk(data: Dataset, max_depth: int | None = None, time_limit: float | None = None,
                  warm_start: str | Tree | None = "dp", options: GunlukOptions | None = None,
-                 highs: HighsOptions | None = None, lp_bound: bool = False, **option_values) -> SolveResult:
+                 highs: HighsOptions | None = None, lp_bound: bool = False, feed_dp: bool = False,
+                 **option_values) -> SolveResult:
     """Fit the [GKLMS] model to ``data`` and return a verified result (objective = odtmip's loss, see module).
 
     Parameters
@@ -656,13 +657,15 @@ def solve_gunluk(data: Dataset, max_depth: int | None = None, time_limit: float 
     time_limit : float, optional
         Seconds for HiGHS; the best tree so far is returned with status ``time_limit``.
     warm_start : "dp", "none", None or Tree
-        ``"dp"`` starts HiGHS from the DP optimum over the model's own splits (see :func:`dp_warm_start`).
+        ``"dp"`` starts HiGHS from the best DP tree over the model's own splits (see :func:`dp_candidates`).
     options : GunlukOptions, optional
         Model options; keyword arguments (``topology=``, ``class_weight=`` ...) override its fields.
     highs : HighsOptions, optional
         HiGHS settings (``time_limit`` overrides its time limit).
     lp_bound : bool
         Also solve the LP relaxation and report it in ``stats["lp_relaxation"]``.
+    feed_dp : bool
+        Hand HiGHS the other DP candidate trees (see :func:`dp_candidates`) during the search as well.
     """
     started = time.perf_counter()
     options = make_options(max_depth, options, **option_values)
@@ -672,18 +675,17 @@ def solve_gunluk(data: Dataset, max_depth: int | None = None, time_limit: float 
     t = time.perf_counter()
     m = build_model(data, options)
     build_seconds = time.perf_counter() - t
-    start_tree, start_seconds = None, 0.0
-    if isinstance(warm_start, Tree):
-        start_tree = warm_start
-    elif warm_start == "dp":
-        t = time.perf_counter()
-        start_tree = dp_warm_start(m, data, time_limit=time_limit)
-        start_seconds = time.perf_counter() - t
-    elif warm_start not in (None, "none"):
+    if not (isinstance(warm_start, Tree) or warm_start in ("dp", "none", None)):
         raise OptionError(f"warm_start must be 'dp', 'none' or a Tree, got {warm_start!r}")
-    start = None if start_tree is None else warm_start_values(m, data, start_tree)
+    t = time.perf_counter()
+    candidates = dp_candidates(m, data, time_limit) if warm_start == "dp" or feed_dp else []
+    start_seconds = time.perf_counter() - t
+    start_tree, start = (warm_start, warm_start_values(m, data, warm_start)) if isinstance(warm_start, Tree) \
+        else (None, None)
     if start_tree is not None and start is None:
         raise OptionError("the warm-start tree does not fit the model's topology and splits")
+    if warm_start == "dp" and candidates:
+        start_tree, start = candidates.pop(0)
     offset = loss_offset(m)
     extra = {"topology": str(m.topology), "warm_start_seconds": start_seconds,
              "warm_start_loss": None if start_tree is None else loss(data, start_tree, options)}
@@ -692,34 +694,40 @@ def solve_gunluk(data: Dataset, max_depth: int | None = None, time_limit: float 
     return solve_model("gunluk", m, decode=lambda mm: decode_tree(mm, data),
                        loss=lambda tree: loss(data, tree, options), to_loss=lambda value: offset - value,
                        highs=highs, warm_start=start, build_seconds=build_seconds, lp_bound=lp_bound,
-                       extra_stats=extra, started=started)
+                       extra_stats=extra, started=started,
+                       more_starts=[values for _, values in candidates] if feed_dp else None)
 
 
-def dp_warm_start(m, data: Dataset, time_limit: float | None = None) -> Tree | None:
-    """The best DP tree that fits the model: over :func:`equivalent_columns`, at the deepest depth whose trees
-    all fit the topology, weighted by C; for a sensitivity/specificity target, the best DP tree meeting it
-    over a sweep of class weights (None if none does)."""
+def dp_candidates(m, data: Dataset, time_limit: float | None = None) -> list[tuple[Tree, list]]:
+    """DP trees that fit the model, best first, each with its (variable, value) start.
+
+    The DP runs over :func:`equivalent_columns` with the class weight folded into the sample weights: first at
+    the topology's full depth (when that tree fits, it is the model's optimum, since DP(deep) <= model), then at
+    the depth of its shallowest leaf (a full tree of that depth always fits). For a sensitivity/specificity
+    target: the DP trees of a sweep of class weights that meet the target.
+    """
     from odtmip.dp import solve_dp  # the DP engine; imported here so building a model does not need numba
 
     gd, topo, options = m.gdata, m.topology, m.options
     columns, _ = equivalent_columns(data, gd, options)
     derived = data.derive(columns)
-    # a full tree as deep as the shallowest leaf always fits (for a balanced topology: its depth)
-    depth = min(len(lt) + len(rt) for lt, rt in topo.paths.values())
+    depths = [len(lt) + len(rt) for lt, rt in topo.paths.values()]
     neg = data.y != options.positive
     limit = None if time_limit is None else max(0.1, time_limit / 4)
+    trees = []
     if not options.constrained:
         weighted = derived.reweighted(np.where(neg, options.class_weight, 1.0) * data.weights)
-        return solve_dp(weighted, max_depth=depth, time_limit=limit).tree
-    best, best_loss = None, math.inf
-    for c in (1.0, 2.0, 4.0, 8.0, 16.0, 64.0, 1024.0):
-        boost = np.where(neg, c, 1.0) if options.min_specificity is not None else np.where(neg, 1.0, c)
-        tree = solve_dp(derived.reweighted(boost * data.weights), max_depth=depth, time_limit=limit).tree
-        if tree is not None and _meets_target(data, tree, options):
-            value = loss(data, tree, options)
-            if value < best_loss:
-                best, best_loss = tree, value
-    return best
+        for depth in sorted({max(depths), min(depths)}, reverse=True):
+            trees.append(solve_dp(weighted, max_depth=depth, time_limit=limit).tree)
+    else:
+        for c in (1.0, 2.0, 4.0, 8.0, 16.0, 64.0, 1024.0):
+            boost = np.where(neg, c, 1.0) if options.min_specificity is not None else np.where(neg, 1.0, c)
+            tree = solve_dp(derived.reweighted(boost * data.weights), max_depth=min(depths), time_limit=limit).tree
+            if tree is not None and _meets_target(data, tree, options):
+                trees.append(tree)
+        trees.sort(key=lambda tree: loss(data, tree, options))
+    fitting = [(tree, warm_start_values(m, data, tree)) for tree in trees if tree is not None]
+    return [(tree, values) for tree, values in fitting if values is not None]
 
 
 def _meets_target(data: Dataset, tree: Tree, options: GunlukOptions) -> bool:

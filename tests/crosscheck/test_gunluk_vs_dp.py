@@ -112,3 +112,24 @@ def test_tic_tac_toe_depth2_agrees():
     X, y = load("tic-tac-toe")
     report = check(Dataset(X, y), max_depth=2)
     assert report.verdict == "agree" and report.mip.objective == 282
+
+
+def test_unbalanced_topology_starts_from_the_deep_dp_tree_when_it_fits():
+    # planted tree of the depth2.5 shape: root x0; left: x1 then x2 / x3; right: x4
+    rng = np.random.default_rng(7)
+    X = rng.integers(0, 2, (60, 5))
+    y = np.where(X[:, 0] == 0, np.where(X[:, 1] == 0, X[:, 2], 1 - X[:, 3]), X[:, 4])
+    data = Dataset(X, y)
+    derived, shallow, deep, _ = gunluk.dp_equivalent(data, GunlukOptions(topology="depth2.5"))
+    assert (shallow, deep) == (2, 3) and solve_dp(derived, max_depth=deep).objective == 0
+    r = solve_gunluk(data, topology="depth2.5")
+    assert r.stats["warm_start_loss"] == 0 and r.stats["warm_start_accepted"] is True
+    assert r.status is Status.OPTIMAL and r.objective == 0
+
+
+@pytest.mark.parametrize("target", [{"min_specificity": 0.8}, {}])
+def test_feeding_dp_trees_during_the_search_keeps_the_optimum(target):
+    data = categorical_data(1)
+    fed = solve_gunluk(data, max_depth=2, feed_dp=True, **target)
+    plain = solve_gunluk(data, max_depth=2, **target)
+    assert fed.status is Status.OPTIMAL and fed.objective == pytest.approx(plain.objective)
