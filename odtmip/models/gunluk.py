@@ -491,21 +491,35 @@ def loss(data: Dataset, tree: Tree, options: GunlukOptions) -> float:
 def decode_tree(m, data: Dataset) -> Tree:
     """The tree the model's current variable values describe (z rounded; v taken as the group of the subset).
 
-    Nodes whose subset is empty or holds every column of the group send all samples one way and are removed;
-    sibling leaves with the same class are merged. Predictions on any data are unchanged by both.
+    Where Proposition 3 made a leaf-adjacent node's variables continuous, its group and subset are instead
+    chosen exactly for the samples that reach it (each column goes to the leaf where its samples count more).
+    By Proposition 3 the model's best choice there is integral, so this never scores worse than the solver's
+    values, and it stays correct when a heuristic incumbent is not a vertex. Nodes whose subset is empty or
+    holds every column of the group send all samples one way and are removed; sibling leaves with the same
+    class are merged. Predictions on any data are unchanged by both.
     """
     gd, topo, options = m.gdata, m.topology, m.options
     neg_class, pos_class = 1 - options.positive, options.positive
+    relaxed = relaxation_applies(options, gd)
+    # what sending a sample to the negative (left) / positive (right) leaf of a pair earns, as in (8a)
+    earn_left = np.where(gd.positive, 0.0, options.class_weight * gd.weights)
+    earn_right = np.where(gd.positive, gd.weights, 0.0)
 
-    def build(child):
+    def choose(k, rows):
+        if relaxed and topo.leaf_adjacent(k):
+            return _best_leaf_split(gd, rows, earn_left, earn_right)
+        g = max(m.GROUPS, key=lambda g: pyo.value(m.v[g, k]))
+        return g, [j for j in gd.groups[g].columns if pyo.value(m.z[j, k]) > 0.5]
+
+    def build(child, rows):
         kind, idx = child
         if kind == "leaf":
             return leaf(pos_class if idx % 2 == 0 else neg_class)
-        k = idx
-        g = max(m.GROUPS, key=lambda g: pyo.value(m.v[g, k]))
+        g, selected = choose(idx, rows)
         cols = gd.groups[g].columns
-        selected = [j for j in cols if pyo.value(m.z[j, k]) > 0.5]
-        left, right = (build(c) for c in topo.children[k])
+        goes_left = np.isin(gd.active[:, g], selected)
+        left, right = (build(c, r) for c, r in zip(topo.children[idx], (rows & goes_left, rows & ~goes_left),
+                                                       strict=True))
         if not selected:  # nothing goes left
             return right
         if len(selected) == len(cols):  # everything goes left
@@ -513,7 +527,21 @@ def decode_tree(m, data: Dataset) -> Tree:
         split, swap = _raw_split(data, gd, g, [j for j in cols if j not in selected])
         return _merge(branch(split, right, left) if swap else branch(split, left, right))
 
-    return data.new_tree(build(("node", 1)))
+    return data.new_tree(build(("node", 1), np.ones(gd.n_samples, dtype=bool)))
+
+
+def _best_leaf_split(gd: GunlukData, rows: np.ndarray, earn_left: np.ndarray, earn_right: np.ndarray):
+    """The group and left subset that earn most at a leaf-adjacent node for the samples ``rows``."""
+    best, best_value = (0, []), -np.inf
+    for g, group in enumerate(gd.groups):
+        cols = np.asarray(group.columns)
+        at = gd.active[rows, g]
+        left = np.bincount(np.searchsorted(cols, at), weights=earn_left[rows], minlength=len(cols))
+        right = np.bincount(np.searchsorted(cols, at), weights=earn_right[rows], minlength=len(cols))
+        value = np.maximum(left, right).sum()
+        if value > best_value + 1e-12:
+            best, best_value = (g, cols[left > right].tolist()), value
+    return best
 
 
 def _raw_split(data: Dataset, gd: GunlukData, g: int, right_columns: list[int]):

@@ -258,3 +258,21 @@ def test_feature_selection_keeps_cart_groups(rng):
     used = {n.split.column for n in r.tree.nodes if not n.is_leaf}
     assert used <= {data.groups[g].column for g in kept}
     assert r.objective >= solve_gunluk(data, max_depth=2).objective  # fewer groups never help on training data
+
+
+def test_decode_is_exact_at_relaxed_leaf_adjacent_nodes(rng):
+    # a heuristic incumbent need not be a vertex: fractional z, v at the Proposition 3 nodes must not hurt
+    X, y = categorical_data(rng, n=30, levels=(3, 3, 2))
+    data = Dataset(X, y)
+    r = solve_gunluk(data, max_depth=2, warm_start="none")
+    m = gunluk.build_model(data, GunlukOptions(topology="depth2"))
+    assert gunluk.relaxation_applies(m.options, m.gdata)
+    _highs.solve(m)
+    for k in m.NODES:
+        if m.topology.leaf_adjacent(k):
+            for g in m.GROUPS:
+                m.v[g, k].set_value(1 / len(m.GROUPS))
+            for j in m.COLUMNS:
+                m.z[j, k].set_value(0.5)
+    tree = gunluk.decode_tree(m, data)
+    assert gunluk.loss(data, tree, m.options) == pytest.approx(r.objective)
