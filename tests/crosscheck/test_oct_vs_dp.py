@@ -7,6 +7,7 @@ The DP side is :func:`odtmip.models.oct.dp_equivalent`: every midpoint threshold
 import numpy as np
 import pandas as pd
 import pytest
+from _data import mixed_data as shared_mixed_data
 
 from odtmip import Dataset, Status
 from odtmip.dp import solve_dp
@@ -17,14 +18,7 @@ pytestmark = pytest.mark.highs
 
 
 def mixed_data(seed, n=24, n_classes=2):
-    """Numeric (with ties), integer and 3-level categorical columns, integer weights, a noisy rule."""
-    rng = np.random.default_rng(seed)
-    X = pd.DataFrame({"x": rng.normal(size=n).round(1), "z": rng.integers(0, 5, n),
-                      "c": pd.Categorical(rng.integers(0, 3, n).astype(str))})
-    y = ((X["x"] > 0.2) ^ (X["c"] == "1") ^ (rng.random(n) < 0.2)).astype(int).to_numpy()
-    if n_classes == 3:
-        y = np.where(X["z"] >= 3, 2, y)
-    return Dataset(X, y, sample_weight=rng.integers(1, 4, n))
+    return shared_mixed_data(seed, n, n_classes, max_weight=4)
 
 
 def dp_value(data, depth, options):

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pyomo.environ as pyo
 import pytest
+from _data import mixed_data as shared_mixed_data
 
 from odtmip import Dataset, Status
 from odtmip.exceptions import DataError, OptionError
@@ -20,14 +21,7 @@ pytestmark = pytest.mark.highs
 
 
 def mixed_data(seed, n=20, n_classes=2, weights=True):
-    """A numeric column with ties, an integer column, a 3-level categorical column; labels from a small rule."""
-    rng = np.random.default_rng(seed)
-    X = pd.DataFrame({"x": rng.normal(size=n).round(1), "z": rng.integers(0, 5, n),
-                      "c": pd.Categorical(rng.integers(0, 3, n).astype(str))})
-    y = ((X["x"] > 0.2) ^ (X["c"] == "1") ^ (rng.random(n) < 0.2)).astype(int).to_numpy()
-    if n_classes == 3:
-        y = np.where(X["z"] >= 3, 2, y)
-    return Dataset(X, y, sample_weight=rng.integers(1, 3, n) if weights else None)
+    return shared_mixed_data(seed, n, n_classes, max_weight=3 if weights else None)
 
 
 def grid_data(seed, n=20):

@@ -1,0 +1,18 @@
+"""Small generated datasets shared by several test modules."""
+
+import numpy as np
+import pandas as pd
+
+from odtmip import Dataset
+
+
+def mixed_data(seed, n=20, n_classes=2, max_weight=3):
+    """A numeric column with ties, an integer column, a 3-level categorical column and a noisy rule for the labels;
+    integer weights 1..max_weight-1 (none when ``max_weight`` is None)."""
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({"x": rng.normal(size=n).round(1), "z": rng.integers(0, 5, n),
+                      "c": pd.Categorical(rng.integers(0, 3, n).astype(str))})
+    y = ((X["x"] > 0.2) ^ (X["c"] == "1") ^ (rng.random(n) < 0.2)).astype(int).to_numpy()
+    if n_classes == 3:
+        y = np.where(X["z"] >= 3, 2, y)
+    return Dataset(X, y, sample_weight=None if max_weight is None else rng.integers(1, max_weight, n))
