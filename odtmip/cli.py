@@ -42,6 +42,11 @@ def _number(cast, low: float, strict: bool = False, high: float | None = None):
     return parse
 
 
+def _depth(text: str):
+    """A depth: a whole number >= 0, or ``none`` (no limit; the DP with --lambda)."""
+    return None if text.strip().lower() == "none" else _nonnegative_int(text)
+
+
 _positive_float = _number(float, 0, strict=True)
 _nonnegative_int = _number(int, 0)
 _nonnegative_float = _number(float, 0)
@@ -62,7 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("data", help="a bundled dataset name (see `odtmip datasets`) or a file path")
     _add_data_options(fit)
     fit.add_argument("--solver", default="dp", choices=sorted(SOLVERS), help="solver (default: dp)")
-    fit.add_argument("--depth", type=_nonnegative_int, default=3, help="maximum depth (default: 3)")
+    fit.add_argument("--depth", type=_depth, default=3,
+                     help="maximum depth (default: 3); 'none' for no limit (dp with --lambda)")
     fit.add_argument("--max-nodes", type=_nonnegative_int, help="maximum number of branch nodes")
     fit.add_argument("--min-leaf", type=_nonnegative_int, help="minimum number of samples in a non-empty leaf")
     fit.add_argument("--penalty", type=_nonnegative_float,

@@ -34,7 +34,7 @@ _OCT_OPTIONS = ("max_depth", "time_limit", "warm_start", "options", "highs", "lp
 SOLVERS: dict[str, SolverSpec] = {
     "dp": SolverSpec(
         "odtmip.dp:solve_dp",
-        ("max_depth", "max_nodes", "min_leaf", "penalty", "time_limit", "options"),
+        ("max_depth", "max_nodes", "min_leaf", "penalty", "time_limit", "options", "leaf_penalty"),
         "MurTree-style dynamic programming on binary columns (exact, anytime)",
     ),
     "gunluk": SolverSpec(

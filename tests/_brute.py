@@ -72,3 +72,53 @@ def _spec(dataset: Dataset, s):
     if s[0] == "leaf":
         return leaf(s[1])
     return branch(dataset.split_of(s[0]), _spec(dataset, s[1]), _spec(dataset, s[2]))
+
+
+# ------------------------------------------------------------------------------------------- sparse
+def achievable(X, y, w, K, rows, features, depth, min_leaf):
+    """Every (errors, leaves) a tree on ``rows`` can reach, splitting each path on distinct ``features``.
+
+    Returns a dict (rounded errors, leaves) -> (errors, leaves, structure): all trees of depth <= ``depth``
+    are enumerated (each column at most once per path, empty leaves allowed), keeping one structure per
+    distinct pair. A tree that splits twice on a column has a split with an empty side; removing it keeps
+    the errors and saves a leaf, so these trees contain an optimum of every objective that grows with the
+    errors and the leaves.
+    """
+    out = {}
+    for errors, _, s in _leaf(X, y, w, K, rows, min_leaf):
+        out[(round(errors, 9), 1)] = (errors, 1, s)
+    if depth == 0:
+        return out
+    for j in features:
+        right = X[rows, j] == 1
+        rest = features - {j}
+        lefts = achievable(X, y, w, K, rows[~right], rest, depth - 1, min_leaf)
+        rights = achievable(X, y, w, K, rows[right], rest, depth - 1, min_leaf)
+        for el, ll, sl in lefts.values():
+            for er, lr, sr in rights.values():
+                out.setdefault((round(el + er, 9), ll + lr), (el + er, ll + lr, (j, sl, sr)))
+    return out
+
+
+def brute_force_sparse(dataset: Dataset, leaf_penalty: float, max_depth: int | None = None, min_leaf: int = 1):
+    """Optimum of errors / W + leaf_penalty x leaves over trees of depth <= ``max_depth`` (None: any depth).
+
+    Returns (objective, leaves, Tree) or None when no tree meets ``min_leaf``; among optima (objectives
+    within 1e-9) the fewest leaves win. Every tree over distinct columns per path is enumerated (see
+    :func:`achievable`; any depth means depth <= the number of columns), and the winner is re-scored by
+    routing the raw data through it.
+    """
+    X = np.asarray(dataset.Xb, dtype=np.int64)
+    y, w = dataset.y, dataset.weights
+    W = float(w.sum())
+    depth = X.shape[1] if max_depth is None else max_depth
+    pairs = achievable(X, y, w, dataset.n_classes, np.arange(len(y)), frozenset(range(X.shape[1])), depth, min_leaf)
+    if not pairs:
+        return None
+    cands = [(e / W + leaf_penalty * k, k, s) for e, k, s in pairs.values()]
+    low = min(c[0] for c in cands)
+    obj, k, s = min((c for c in cands if c[0] <= low + 1e-9), key=lambda c: c[1])
+    tree = dataset.new_tree(_spec(dataset, s))
+    routed = dataset.misclassifications(tree) / W + leaf_penalty * tree.n_leaves
+    assert math.isclose(routed, obj, rel_tol=1e-9, abs_tol=1e-9), (routed, obj)
+    return obj, k, tree

@@ -2,7 +2,8 @@
 
 ``solve_dp(dataset, max_depth=...)`` solves once; :class:`DPSolver` keeps its cache across solves (tuning
 over depth and size); :class:`DPOptions` switches the search techniques; :mod:`odtmip.dp.reference` is the
-slow, readable version used as a test oracle.
+slow, readable version used as a test oracle. ``solve_dp(dataset, max_depth=None, leaf_penalty=lam)`` gives
+the optimal sparse tree of OSDT (errors / W + lam x leaves, any depth).
 """
 
 from odtmip.dp.solver import DPOptions, DPSolver, solve_dp, warm_up

@@ -13,7 +13,19 @@ lexicographically, so the smallest optimal tree wins; leaf(D) = (weighted miscla
 majority label, 0), +inf when D holds between 1 and ``min_leaf - 1`` rows, and 0 for an empty D (Eq. 1
 literally allows degenerate splits; they never win, see [MurTree] Prop. 4.2).
 
+With ``leaf_penalty`` = lambda the objective is the sparse one of [OSDT] Eq. 4, errors / W + lambda x
+leaves (W the total weight): the same recursion with ``penalty = lambda W``, reported in those units. With
+``max_depth=None`` the depth is bounded by the leaf-count bound of [OSDT] Theorem C.1 with the single leaf as
+the known tree: an optimal tree has at most floor(leaf errors / (lambda W)) branch nodes, and no more depth
+than there are columns.
+
 Only for tiny data: the number of row sets grows quickly with depth and columns.
+
+References
+----------
+.. [MurTree] E. Demirović et al., "MurTree: Optimal Classification Trees via Dynamic Programming and
+   Search", JMLR 23(26), 2022.
+.. [OSDT] X. Hu, C. Rudin, M. Seltzer, "Optimal Sparse Decision Trees", NeurIPS 2019.
 """
 
 from __future__ import annotations
@@ -30,14 +42,16 @@ from odtmip.results import SolveResult, Status
 from odtmip.tree import branch, leaf
 
 
-def solve_reference(dataset: Dataset, max_depth: int = 2, max_nodes: int | None = None, min_leaf: int = 1,
-                    penalty: float = 0.0) -> SolveResult:
+def solve_reference(dataset: Dataset, max_depth: int | None = 2, max_nodes: int | None = None, min_leaf: int = 1,
+                    penalty: float = 0.0, leaf_penalty: float | None = None) -> SolveResult:
     """Optimal tree by the plain recursion of Eq. 1 (same problem as :func:`odtmip.dp.solve_dp`).
 
     Returns a :class:`SolveResult` with ``solver="dp-reference"``, whose ``objective`` is recomputed from
-    the tree and ``stats["dp_value"]`` is the recursion's own value.
+    the tree (in the units of [OSDT] Eq. 4 when ``leaf_penalty`` is given) and ``stats["dp_value"]`` is the
+    recursion's own value (errors + penalty x branch nodes).
     """
-    if max_depth < 0 or (max_nodes is not None and max_nodes < 0) or min_leaf < 1 or penalty < 0:
+    if ((max_depth is not None and max_depth < 0) or (max_nodes is not None and max_nodes < 0) or min_leaf < 1
+            or penalty < 0 or (leaf_penalty is not None and (leaf_penalty < 0 or penalty != 0))):
         raise OptionError("invalid limits for the reference DP")
     t0 = time.perf_counter()
     X = np.asarray(dataset.Xb, dtype=bool)
@@ -45,7 +59,16 @@ def solve_reference(dataset: Dataset, max_depth: int = 2, max_nodes: int | None 
     w = dataset.weights
     K = dataset.n_classes
     p = X.shape[1]
-    tol = 1e-9 * max(1.0, float(w.sum()), penalty)
+    total = float(w.sum())
+    if leaf_penalty is not None:
+        penalty = leaf_penalty * total
+    tol = 1e-9 * max(1.0, total, penalty)
+    if max_depth is None:
+        if penalty <= 0:
+            raise OptionError("max_depth=None needs a positive penalty")
+        counts = np.bincount(y, weights=w, minlength=K)
+        # [OSDT] Theorem C.1 with the single leaf as the known tree
+        max_depth = min(p, int((counts.sum() - counts.max() + tol) // penalty))
 
     def better(a: tuple, b: tuple) -> bool:
         """a < b in the order (objective, branch nodes), objectives within ``tol`` being equal."""
@@ -91,6 +114,11 @@ def solve_reference(dataset: Dataset, max_depth: int = 2, max_nodes: int | None 
         return branch(dataset.split_of(s[0]), spec(s[1]), spec(s[2]))
 
     tree = dataset.new_tree(spec(structure))
-    objective = dataset.misclassifications(tree) + penalty * tree.n_branch_nodes
-    return SolveResult("dp-reference", Status.OPTIMAL, "solved", tree, float(objective), float(value),
+    if leaf_penalty is None:
+        objective = dataset.misclassifications(tree) + penalty * tree.n_branch_nodes
+        bound = value
+    else:
+        objective = dataset.misclassifications(tree) / total + leaf_penalty * tree.n_leaves
+        bound = (value + penalty) / total
+    return SolveResult("dp-reference", Status.OPTIMAL, "solved", tree, float(objective), float(bound),
                        time.perf_counter() - t0, stats)

@@ -9,6 +9,33 @@ least ``min_leaf`` training rows (counted unweighted), that minimises
 and among the optimal trees one with the fewest branch nodes. Leaves predict the class of largest weight,
 ties to the lowest class index.
 
+**Sparse objective** ([OSDT] §2, Eq. 4): with ``leaf_penalty`` = lambda the objective is
+
+    R(T) = (weighted misclassifications) / W + lambda x (number of leaves),
+
+W the total weight, lambda a per-leaf penalty in units of "fraction of the data". Since leaves = branch
+nodes + 1, W R(T) = errors + (lambda W) x (branch nodes) + lambda W: the same search with
+``penalty = lambda W`` finds it, and the result is reported in OSDT units (``objective`` recomputed by
+routing as ``misclassifications / W + lambda x leaves``, ``bound`` converted the same way). With
+``max_depth=None`` there is no depth limit; the search is made finite by the leaf-count bound
+([OSDT] Theorem C.1): for any known tree T_c (here the optimum of depth <= 2, a warm start) and an optimal
+tree T*,
+
+    lambda W L(T*) <= W R(T*) - errors(T*) <= W R(T_c) - E,
+
+E the weight of the rows that no tree can classify correctly (equivalent points, [OSDT] Theorem B.2). So
+T* has at most B = floor((W R(T_c) - E) / (lambda W)) - 1 branch nodes, hence depth <= B, and depth <= the
+number of usable columns. (Corollary C.2's a-priori bound floor(1/(2 lambda)) is off by one and is not
+used.) ``max_depth=None`` needs a positive penalty; the search applies the same bound to every
+subproblem, with its own leaf as the known tree.
+
+The search techniques, each switchable in :class:`DPOptions` without changing the optimum, are those of
+[MurTree] plus the bounds of [OSDT] §3 and appendices B-C (see :mod:`odtmip.dp._kernels._search` for how
+each one acts in the recursion): hierarchical lower bound (Theorem 3.1, the DP's cached and propagated
+bounds), lookahead (Lemma 3.2), leaf support (Theorem 3.3), incremental accuracy (Theorem 3.4), leaf
+accuracy (Theorem 3.5), equivalent points (Theorem B.2) and the leaf-count bound (Theorem C.1). They need
+a positive penalty to prune much, except equivalent points, which also bounds the plain objective.
+
 This module is the orchestration: option checks, preprocessing of the columns, the time limit, growing the
 cache, rebuilding the :class:`~odtmip.tree.Tree` and the :class:`~odtmip.results.SolveResult`. The search
 itself is one compiled recursion (:mod:`odtmip.dp._kernels._search`); :mod:`odtmip.dp.reference` is the
@@ -17,7 +44,8 @@ readable version of the same recursion.
 Preprocessing: columns constant on the data are dropped, and duplicate or complementary columns are merged
 (a split on f and on not-f is the same split with the children swapped). Each kept column is stored with
 its minority value as 1, so that rows have few present features (frequency counting costs
-O(|D| m^2), [MurTree] §4.3); the tree is mapped back to the original columns.
+O(|D| m^2), [MurTree] §4.3); the tree is mapped back to the original columns. Rows with identical columns
+are grouped once for the equivalent-points bound.
 
 Arithmetic: objectives are float64. With integer weights (or none) every count is an exact integer, so the
 optimum is exact; a penalty that is not a dyadic fraction rounds like any float sum. Two objectives closer
@@ -26,8 +54,8 @@ with real weights the result is optimal up to that tolerance.
 
 Anytime behaviour: with a time limit the compiled loop reads the clock every 256 search nodes; at the
 deadline it unwinds without caching anything from the interrupted loops ([MurTree] §4.6) and the best
-root configuration finished so far (or the leaf) is returned with ``Status.TIME_LIMIT`` and the cached
-lower bound of the root.
+root configuration finished so far (or the warm start, or the leaf) is returned with ``Status.TIME_LIMIT``
+and the cached lower bound of the root.
 
 References
 ----------
@@ -35,6 +63,8 @@ References
    P. J. Stuckey, "MurTree: Optimal Classification Trees via Dynamic Programming and Search",
    JMLR 23(26):1-47, 2022 (arXiv 2007.12652). Section numbers are those of
    the arXiv v1 text; algorithm numbers those of the JMLR version.
+.. [OSDT] X. Hu, C. Rudin, M. Seltzer, "Optimal Sparse Decision Trees", Advances in Neural Information
+   Processing Systems 32 (NeurIPS 2019), with its supplement (appendices B-H).
 """
 
 from __future__ import annotations
@@ -49,6 +79,7 @@ import numpy as np
 from odtmip.data import Dataset
 from odtmip.dp._kernels import _cache as kc
 from odtmip.dp._kernels import _common as kcommon
+from odtmip.dp._kernels._common import effective_budget
 from odtmip.dp._kernels._search import NO_BOUND_NODES, optimal_entry, root_bound, solve_node
 from odtmip.exceptions import OptionError, VerificationError
 from odtmip.results import SolveResult, Status
@@ -58,6 +89,10 @@ logger = logging.getLogger("odtmip")
 
 #: Largest depth accepted (2^20 - 1 node budgets are far beyond any practical search).
 MAX_DEPTH_CAP = 20
+#: Largest depth the leaf-count bound may leave for a search without a depth limit (budgets stay int64).
+UNBOUNDED_DEPTH_CAP = 50
+#: First depth of the iterative deepening without a depth limit (its optimum is the first incumbent).
+WARM_START_DEPTH = 2
 
 COUNTING = ("auto", "bitset", "frequency")
 CACHE_KINDS = ("dataset", "branch", None)
@@ -93,6 +128,26 @@ class DPOptions:
         Solve first the child whose leaf misclassifies more ([MurTree] §4.7-4.8).
     merge_features : bool
         Drop constant columns and merge duplicate and complementary ones before the search.
+    equivalent_points : bool
+        Equivalent points bound ([OSDT] Proposition B.1, Theorem B.2): rows with identical columns but
+        different labels force errors on every tree; their minority weight bounds every subproblem from below.
+    leaf_bound : bool
+        Leaf-count bound per subproblem ([OSDT] Theorem C.1 with the subproblem's leaf as the known tree):
+        a subproblem whose leaf errs on L and which has E unavoidable errors gets at most
+        floor((L - E) / penalty) branch nodes, and so at most that depth. (Without a depth limit the root is
+        always bounded this way, from the warm start.) Needs ``penalty > 0``.
+    leaf_support : bool
+        Lower bound on node support ([OSDT] Theorem 3.3): a subproblem of weight w with w (K-1)/K <= penalty
+        is never split (for two classes: support <= 2 lambda). Needs ``penalty > 0``.
+    incremental_accuracy : bool
+        Incremental accuracy bound ([OSDT] Theorem 3.4 with the lookahead of Lemma 3.2): a split whose two
+        leaves do not beat the incumbent (at most the parent's leaf) needs a child split once more, which
+        costs at least penalty + that child's equivalent points; this bounds the split before its
+        children are searched.
+    leaf_accuracy : bool
+        Lower bound on leaf accuracy ([OSDT] Theorem 3.5): every leaf of an optimal tree classifies more
+        than ``penalty`` weight correctly, so a split with a child whose majority weight is <= penalty is
+        skipped (no leaf below it could qualify), here and in the depth-two solver.
     """
 
     depth_two: bool = True
@@ -105,6 +160,11 @@ class DPOptions:
     skip_degenerate: bool = True
     dynamic_order: bool = True
     merge_features: bool = True
+    equivalent_points: bool = True
+    leaf_bound: bool = True
+    leaf_support: bool = True
+    incremental_accuracy: bool = True
+    leaf_accuracy: bool = True
 
     def __post_init__(self):
         if self.counting not in COUNTING:
@@ -123,13 +183,13 @@ def _check_int(name: str, value, low: int, high: int | None = None) -> int:
     return int(value)
 
 
-def _check_penalty(penalty) -> float:
+def _check_penalty(penalty, name: str = "penalty") -> float:
     try:
         value = float(penalty)
     except (TypeError, ValueError):
-        raise OptionError(f"penalty must be a number, got {penalty!r}") from None
+        raise OptionError(f"{name} must be a number, got {penalty!r}") from None
     if not math.isfinite(value) or value < 0:
-        raise OptionError(f"penalty must be finite and >= 0, got {penalty!r}")
+        raise OptionError(f"{name} must be finite and >= 0, got {penalty!r}")
     return value
 
 
@@ -196,6 +256,24 @@ def encode_columns(Xb: np.ndarray, merge: bool) -> _Encoding:
     return _Encoding(np.ascontiguousarray(X), orig, flip)
 
 
+def equivalent_minority(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> np.ndarray:
+    """Rows outside the majority class (by weight) of their group of identical rows of ``X``.
+
+    Their total weight is the equivalent points bound ([OSDT] Proposition B.1): a tree sends all rows of a
+    group to one leaf, which can be right for one class only. Ties between classes do not change the weight.
+    """
+    n = X.shape[0]
+    if X.shape[1] == 0:
+        group = np.zeros(n, dtype=np.int64)
+    else:
+        rows = np.ascontiguousarray(np.packbits(X, axis=1))
+        group = np.unique(rows, axis=0, return_inverse=True)[1].reshape(-1)
+    n_groups = int(group.max()) + 1 if n else 0
+    weight = np.bincount(group * n_classes + y, weights=w, minlength=n_groups * n_classes)
+    majority = weight.reshape(n_groups, n_classes).argmax(axis=1)
+    return y != majority[group]
+
+
 # ------------------------------------------------------------------------------------------ warm-up
 _WARM: dict[str, float] = {}
 
@@ -220,6 +298,7 @@ def warm_up() -> float:
                 continue
             ds = Dataset(X, y, weights)
             DPSolver(ds, options=DPOptions(counting=counting)).solve(max_depth=3, time_limit=3600.0)
+            DPSolver(ds, leaf_penalty=0.02, options=DPOptions(counting=counting)).solve(max_depth=None)
     _WARM["seconds"] = time.perf_counter() - t0
     logger.debug("odtmip.dp kernels ready in %.2f s", _WARM["seconds"])
     return _WARM["seconds"]
@@ -240,8 +319,10 @@ class DPSolver:
     min_leaf : int, default=1
         Rows (unweighted) every non-empty leaf must hold.
     penalty : float, default=0.0
-        Objective added per branch node (misclassification units; the OSDT objective errors/N + lambda x
-        leaves is ``penalty = lambda * N`` up to a constant).
+        Objective added per branch node, in units of (weighted) misclassifications.
+    leaf_penalty : float, optional
+        lambda of the sparse objective errors / W + lambda x leaves ([OSDT] Eq. 4; W the total weight):
+        searched as ``penalty = lambda W`` and reported in these units. Excludes a nonzero ``penalty``.
     options : DPOptions, optional
         Technique switches.
 
@@ -254,13 +335,23 @@ class DPSolver:
     >>> solver = DPSolver(ds)
     >>> solver.solve(max_depth=1).objective, solver.solve(max_depth=2).objective
     (6.0, 0.0)
+    >>> DPSolver(ds, leaf_penalty=0.1).solve(max_depth=None).objective  # 4 leaves, no errors
+    0.4
     """
 
     def __init__(self, dataset: Dataset, *, min_leaf: int = 1, penalty: float = 0.0,
-                 options: DPOptions | None = None):
+                 leaf_penalty: float | None = None, options: DPOptions | None = None):
         self.dataset = dataset
         self.min_leaf = _check_int("min_leaf", min_leaf, 1)
-        self.penalty = _check_penalty(penalty)
+        penalty = _check_penalty(penalty)
+        self.leaf_penalty = None if leaf_penalty is None else _check_penalty(leaf_penalty, "leaf_penalty")
+        self.total_weight = float(np.sum(dataset.weights))
+        if self.leaf_penalty is not None:
+            if penalty != 0:
+                raise OptionError("give either penalty (per branch node, in errors) or leaf_penalty (per leaf, "
+                                  "as a fraction of the data), not both")
+            penalty = self.leaf_penalty * self.total_weight
+        self.penalty = penalty
         self.options = DPOptions() if options is None else options
         if not isinstance(self.options, DPOptions):
             raise OptionError(f"options must be a DPOptions, got {type(self.options).__name__}")
@@ -289,7 +380,10 @@ class DPSolver:
         rows, cols = np.nonzero(enc.X)  # row-major: each row's features ascending
         rptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows, minlength=n), out=rptr[1:])
-        self._data = (fbits, cbits, wts, y, rptr, np.ascontiguousarray(cols, dtype=np.int64))
+        minority = (equivalent_minority(enc.X, y, wts, K) if self.options.equivalent_points
+                    else np.zeros(n, dtype=bool))
+        zbits = pack_columns(minority[:, None].astype(np.uint8))[0]
+        self._data = (fbits, cbits, wts, y, rptr, np.ascontiguousarray(cols, dtype=np.int64), zbits)
         self._W = W
         self._key_words = max(1, (2 * p + 63) // 64) if self.options.cache == "branch" else W
         self._cache = kc.new_tables(self._key_words)
@@ -320,9 +414,10 @@ class DPSolver:
         self._root = np.zeros(W, dtype=np.uint64)
         full = np.ones(n, dtype=np.uint8)[:, None]
         self._root[:] = pack_columns(full)[0]
-        self._root_counts = np.zeros(C)
+        self._root_counts = np.zeros(K + 1 + kcommon.CNT_EQUIV)
         self._root_counts[:K] = np.bincount(y, weights=wts, minlength=K)
         self._root_counts[K] = n
+        self._root_counts[K + kcommon.CNT_EQUIV] = float(wts[minority].sum())
         total = float(wts.sum())
         self._tol = 1e-9 * max(1.0, total, self.penalty)
         self._ipar = np.zeros(kcommon.N_IPAR, dtype=np.int64)
@@ -341,10 +436,19 @@ class DPSolver:
         self._ipar[kcommon.P_RLB] = int(o.refined_lb)
         self._ipar[kcommon.P_DEGENERATE] = int(o.skip_degenerate)
         self._ipar[kcommon.P_DYNAMIC_ORDER] = int(o.dynamic_order)
+        self._ipar[kcommon.P_LEAF_BOUND] = int(o.leaf_bound)
+        self._ipar[kcommon.P_SUPPORT] = int(o.leaf_support)
+        self._ipar[kcommon.P_INC_ACC] = int(o.incremental_accuracy)
+        self._ipar[kcommon.P_LEAF_ACC] = int(o.leaf_accuracy)
+
+    @property
+    def equivalent_points_weight(self) -> float:
+        """Weight of the rows no tree classifies correctly ([OSDT] Theorem B.2; 0 when that bound is off)."""
+        return float(self._root_counts[self._K + kcommon.CNT_EQUIV])
 
     def _levels(self, depth: int) -> tuple:
         L = depth + 2
-        C = self._K + 1
+        C = self._K + 1 + kcommon.CNT_EQUIV
         if self._arch is None or self._arch[0].shape[0] < depth + 1:
             arch = (np.zeros((depth + 1, 2, self._W), dtype=np.uint64), np.zeros((depth + 1, 2), dtype=np.int64),
                     np.zeros(depth + 1, dtype=np.int64))
@@ -360,63 +464,160 @@ class DPSolver:
         return lv
 
     # ------------------------------------------------------------------ solve
-    def solve(self, max_depth: int = 3, max_nodes: int | None = None, time_limit: float | None = None) -> SolveResult:
+    def solve(self, max_depth: int | None = 3, max_nodes: int | None = None,
+              time_limit: float | None = None) -> SolveResult:
         """Optimal tree with depth <= ``max_depth`` and <= ``max_nodes`` branch nodes (default 2^d - 1).
+
+        Parameters
+        ----------
+        max_depth : int or None, default=3
+            Depth limit, at most 20; None: no limit, bounded by the leaf-count bound ([OSDT] Theorem C.1,
+            see the module docstring), which needs ``leaf_penalty > 0`` (or ``penalty > 0``).
+        max_nodes : int, optional
+            Branch-node limit.
+        time_limit : float, optional
+            Seconds; at the limit the best tree found is returned with ``Status.TIME_LIMIT``.
 
         Returns
         -------
         SolveResult
-            ``solver="dp"``; ``objective`` recomputed by routing the data through ``tree``; ``bound`` a proven
-            lower bound; ``stats`` with ``nodes`` (search nodes), ``depth_two_calls``, ``cache_entries``,
-            ``compile_seconds`` (JIT time spent in this call, outside ``seconds``) and more.
+            ``solver="dp"``; ``objective`` recomputed by routing the data through ``tree`` (in OSDT units
+            errors / W + lambda x leaves when ``leaf_penalty`` is set); ``bound`` a proven lower bound in
+            the same units; ``stats`` with ``nodes`` (search nodes), ``depth_two_calls``,
+            ``cache_entries``, ``depth_bound`` (the depth searched), ``compile_seconds`` (JIT time spent in
+            this call, outside ``seconds``) and more.
 
         Raises
         ------
         OptionError
-            Invalid limits.
+            Invalid limits, or no depth limit without a positive penalty.
         VerificationError
             The rebuilt tree does not reproduce the DP's objective (a bug).
         """
-        depth = _check_int("max_depth", max_depth, 0, MAX_DEPTH_CAP)
-        nodes = (1 << depth) - 1 if max_nodes is None else _check_int("max_nodes", max_nodes, 0)
+        unbounded = max_depth is None
+        if unbounded:
+            if self.penalty <= 0:
+                raise OptionError("max_depth=None (no depth limit) needs leaf_penalty > 0 (or penalty > 0): "
+                                  "without a price per leaf nothing bounds the tree size")
+        else:
+            depth = _check_int("max_depth", max_depth, 0, MAX_DEPTH_CAP)
+        node_limit = None if max_nodes is None else _check_int("max_nodes", max_nodes, 0)
         limit = _check_time_limit(time_limit)
         compile_seconds = warm_up()
         t0 = time.perf_counter()
-        n = min(nodes, (1 << depth) - 1)
-        d = min(depth, n)
         stats: dict = {"features": self._p, "features_raw": int(self.dataset.Xb.shape[1])}
         if compile_seconds:
             stats["compile_seconds"] = compile_seconds
+        if self.leaf_penalty is not None:
+            stats["leaf_penalty"] = self.leaf_penalty
         if self._n < self.min_leaf:
             return SolveResult("dp", Status.INFEASIBLE, "solved", None, None, math.inf,
                                time.perf_counter() - t0, stats)
-        fpar = np.array([self.penalty, self._tol, math.inf if limit is None else t0 + limit])
+        # [OSDT] Theorem 3.5: a leaf of an optimal tree classifies more than the penalty correctly (-1: no test)
+        min_correct = self.penalty if self.options.leaf_accuracy and self.penalty > 0 else -1.0
+        fpar = np.array([self.penalty, self._tol, math.inf if limit is None else t0 + limit, min_correct])
+        totals = np.zeros(kcommon.N_STATS, dtype=np.int64)
+        grows = 0
+        warm = None  # (spec, objective, nodes, depth budget, node budget) of the best tree of a shallower solve
+        eq = self.equivalent_points_weight
+        if unbounded:
+            # Iterative deepening: the optimum of depth k is the incumbent R^c of [OSDT] Theorem C.1, which
+            # bounds the branch nodes, hence the depth, of an optimal tree by (R^c - E) / penalty; once k
+            # reaches that bound the optimum of depth k is optimal. Each solve runs under the previous optimum.
+            # No tree has a depth above the number of usable columns or rows / min_leaf - 1 either.
+            bound = min(self._p, self._n // self.min_leaf - 1)
+            if node_limit is not None:
+                bound = min(bound, node_limit)
+            k = min(WARM_START_DEPTH, bound)
+            ubc, ubn = math.inf, NO_BOUND_NODES
+            while True:
+                nk = (1 << k) - 1 if node_limit is None else min(node_limit, (1 << k) - 1)
+                d, n = self._root_budget(k, nk, fpar)
+                cost, nodes, st, rinc, g = self._run(d, n, ubc, ubn, fpar)
+                totals += st
+                grows += g
+                stats["depth_bound"] = bound
+                if st[kcommon.S_TIMEOUT]:
+                    # a bound of the root is only valid for the problem at the bound's depth (None: no bound)
+                    final = self._root_budget(bound, (1 << bound) - 1, fpar) if bound <= UNBOUNDED_DEPTH_CAP else None
+                    return self._timed_out(d, n, rinc, warm, fpar, totals, grows, stats, t0, eq, final)
+                if not math.isfinite(cost):
+                    raise VerificationError("the search found no tree within the previous depth's objective")
+                warm = (self._build(self._root, self._root_key(), d, n), cost, nodes, d, n)
+                improved = cost < ubc - self._tol or nodes < ubn
+                ubc, ubn = cost, nodes
+                bound = min(bound, max(0, int(math.floor((cost - eq + self._tol) / self.penalty))))
+                if k >= bound:
+                    break
+                # one level deeper while that pays; once it stops improving, prove the incumbent at the bound
+                k = k + 1 if improved else bound
+                if k > UNBOUNDED_DEPTH_CAP:
+                    raise OptionError(f"without a depth limit the leaf-count bound still allows depth {bound} > "
+                                      f"{UNBOUNDED_DEPTH_CAP} for leaf_penalty={self.leaf_penalty}; give max_depth or "
+                                      "a larger penalty")
+            stats["depth_bound"] = bound
+            stats["depths_solved"] = k
+        else:
+            stats["depth_bound"] = depth
+            n = (1 << depth) - 1 if node_limit is None else min(node_limit, (1 << depth) - 1)
+            d, n = self._root_budget(min(depth, n), n, fpar)
+            cost, nodes, st, rinc, g = self._run(d, n, math.inf, NO_BOUND_NODES, fpar)
+            totals += st
+            grows += g
+            if st[kcommon.S_TIMEOUT]:
+                return self._timed_out(d, n, rinc, warm, fpar, totals, grows, stats, t0, eq, (d, n))
+        if not math.isfinite(cost):
+            raise VerificationError("the search returned no tree although the leaf is feasible")
+        spec = self._build(self._root, self._root_key(), d, n)
+        tree = self.dataset.new_tree(spec)
+        self._verify(tree, cost, d, n)
+        if int(nodes) != tree.n_branch_nodes:
+            raise VerificationError(f"DP tree has {int(nodes)} branch nodes, rebuilt tree {tree.n_branch_nodes}")
+        objective = self._objective(tree)
+        self._add_stats(stats, totals, grows, t0)
+        return SolveResult("dp", Status.OPTIMAL, "solved", tree, objective, objective, time.perf_counter() - t0,
+                           stats)
+
+    def _root_budget(self, d: int, n: int, fpar: np.ndarray) -> tuple[int, int]:
+        """The root's budget as the search reduces it (:func:`~odtmip.dp._kernels._common.effective_budget`)."""
+        d, n = min(d, n), min(n, (1 << d) - 1)
+        d, n = effective_budget(self._root_counts, self._K, d, n, self._ipar, fpar)
+        return int(d), int(n)
+
+    def _run(self, d: int, n: int, ubc: float, ubn: int, fpar: np.ndarray):
+        """One search of the root at budget (d, n) under the upper bound (ubc, ubn), growing the cache as needed."""
         st = np.zeros(kcommon.N_STATS, dtype=np.int64)
-        rinc = np.array([math.inf, 0.0, -1.0, 0.0, 0.0])
+        rinc = np.array([math.inf, 0.0, -1.0, 0.0, 0.0, -1.0, -1.0])
         lv = self._levels(d)
         grows = 0
         while True:
             st[kcommon.S_FULL] = 0
-            cost, sol_nodes, _ = solve_node(self._data, self._cache, self._arch, self._d2, lv, self._ipar, fpar, st,
-                                            rinc, 0, 0, d, n, math.inf, NO_BOUND_NODES)
+            cost, nodes, _ = solve_node(self._data, self._cache, self._arch, self._d2, lv, self._ipar, fpar, st,
+                                        rinc, 0, 0, d, n, ubc, ubn)
             if not st[kcommon.S_FULL]:
                 break
             self._cache = kc.grow_tables(self._cache)
             grows += 1
-        search_seconds = time.perf_counter() - t0
-        timed_out = bool(st[kcommon.S_TIMEOUT])
-        if timed_out:
-            spec, value = self._incumbent(d, n, rinc)
-            lb = root_bound(self._cache, self._root_key(), d, n, self._tol)[0]
-            bound = min(float(lb), value)
-            status, reason = Status.TIME_LIMIT, "time_limit"
-        else:
-            spec = self._build(self._root, self._root_key(), d, n)
-            value = float(cost)
-            status, reason = Status.OPTIMAL, "solved"
+        return float(cost), int(nodes), st, rinc, grows
+
+    def _timed_out(self, d, n, rinc, warm, fpar, totals, grows, stats, t0, eq, final) -> SolveResult:
+        """The best tree known at the deadline (root incumbent of the budget (d, n) being searched, the optimum
+        of a shallower depth, or the leaf) and the cached bound of the root at the problem's budget ``final``."""
+        spec, value = self._incumbent(d, n, rinc)
+        limits = (d, n)
+        if warm is not None and warm[1] < value - self._tol:
+            spec, value, limits = warm[0], warm[1], warm[3:]
         tree = self.dataset.new_tree(spec)
-        objective = self._verify(tree, value, d, n)
-        bound = objective if status is Status.OPTIMAL else bound
+        self._verify(tree, value, *limits)
+        lb = 0.0
+        if final is not None:
+            lb = float(root_bound(self._cache, self._root_key(), final[0], final[1], self._tol)[0])
+        bound = min(max(lb, eq), value)
+        self._add_stats(stats, totals, grows, t0)
+        return SolveResult("dp", Status.TIME_LIMIT, "time_limit", tree, self._objective(tree), self._report(bound),
+                           time.perf_counter() - t0, stats)
+
+    def _add_stats(self, stats: dict, st: np.ndarray, grows: int, t0: float) -> None:
         stats.update(
             nodes=int(st[kcommon.S_NODES]),
             depth_two_calls=int(st[kcommon.S_DEPTH2]),
@@ -425,14 +626,29 @@ class DPSolver:
             similarity_prunes=int(st[kcommon.S_SIM_PRUNE]),
             incremental_updates=int(st[kcommon.S_INCREMENTAL]),
             recounts=int(st[kcommon.S_RECOUNT]),
+            budgets_capped=int(st[kcommon.S_CAPPED]),
+            equivalent_points_closed=int(st[kcommon.S_EQUIV_CLOSED]),
+            leaf_accuracy_skips=int(st[kcommon.S_LEAF_ACC]),
+            split_bound_prunes=int(st[kcommon.S_SPLIT_BOUND]),
             cache_keys=int(self._cache[6][0]),
             cache_entries=int(self._cache[6][1]),
             cache_grows=grows,
-            search_seconds=search_seconds,
+            search_seconds=time.perf_counter() - t0,
         )
-        if not timed_out and int(sol_nodes) != tree.n_branch_nodes:
-            raise VerificationError(f"DP tree has {int(sol_nodes)} branch nodes, rebuilt tree {tree.n_branch_nodes}")
-        return SolveResult("dp", status, reason, tree, objective, float(bound), time.perf_counter() - t0, stats)
+
+    # ---------------------------------------------------------------- units
+    def _report(self, value: float) -> float:
+        """A search objective (errors + penalty x branch nodes) in the reported units."""
+        if self.leaf_penalty is None:
+            return float(value)
+        return (float(value) + self.penalty) / self.total_weight
+
+    def _objective(self, tree: Tree) -> float:
+        """The objective of ``tree`` recomputed by routing the training data, in the reported units."""
+        errors = self.dataset.misclassifications(tree)
+        if self.leaf_penalty is None:
+            return float(errors + self.penalty * tree.n_branch_nodes)
+        return errors / self.total_weight + self.leaf_penalty * tree.n_leaves
 
     # --------------------------------------------------------------- rebuild
     def _root_key(self) -> np.ndarray:
@@ -472,6 +688,14 @@ class DPSolver:
         right, _ = self._child(bits, key, f, True)
         return self._branch(f, self._leaf(left), self._leaf(right))
 
+    def _split_children(self, bits: np.ndarray, key: np.ndarray, f: int, packed_left: int, packed_right: int):
+        """Branch on ``f`` with both children rebuilt from the cache at their recorded (packed) budgets."""
+        base = kcommon.BUDGET_BASE
+        left, lkey = self._child(bits, key, f, False)
+        right, rkey = self._child(bits, key, f, True)
+        return self._branch(f, self._build(left, lkey, packed_left % base, packed_left // base),
+                            self._build(right, rkey, packed_right % base, packed_right // base))
+
     def _build(self, bits: np.ndarray, key: np.ndarray, d: int, n: int):
         """Tree spec of the cached optimum of ``bits`` at budget (d, n) ([MurTree] Alg. 1 (tree reconstruction))."""
         n_rows = int(sum(int(w).bit_count() for w in bits))
@@ -484,33 +708,25 @@ class DPSolver:
         f = int(ei[kc.E_FEATURE])
         if f < 0:
             return self._leaf(bits)
-        left, lkey = self._child(bits, key, f, False)
-        right, rkey = self._child(bits, key, f, True)
         if ei[kc.E_TERMINAL]:
+            left, lkey = self._child(bits, key, f, False)
+            right, rkey = self._child(bits, key, f, True)
             fl, fr = int(ei[kc.E_FEAT_LEFT]), int(ei[kc.E_FEAT_RIGHT])
             ls = self._split_leaves(left, lkey, fl) if fl >= 0 else self._leaf(left)
             rs = self._split_leaves(right, rkey, fr) if fr >= 0 else self._leaf(right)
             return self._branch(f, ls, rs)
-        ed, en, nl = int(ei[kc.E_DEPTH]), int(ei[kc.E_NODES]), int(ei[kc.E_LEFT])
-        nr = en - 1 - nl
-        return self._branch(f, self._build(left, lkey, min(ed - 1, nl), nl),
-                            self._build(right, rkey, min(ed - 1, nr), nr))
+        return self._split_children(bits, key, f, int(ei[kc.E_FEAT_LEFT]), int(ei[kc.E_FEAT_RIGHT]))
 
     def _incumbent(self, d: int, n: int, rinc: np.ndarray):
         """Best tree known when the deadline passed: the root incumbent, or the leaf."""
         leaf_value = float(self._root_counts[: self._K].sum() - self._root_counts[: self._K].max())
         if math.isfinite(rinc[0]) and rinc[0] < leaf_value + self._tol:
-            f, nl = int(rinc[2]), int(rinc[3])
-            left, lkey = self._child(self._root, self._root_key(), f, False)
-            right, rkey = self._child(self._root, self._root_key(), f, True)
-            nr = n - 1 - nl
-            spec = self._branch(f, self._build(left, lkey, min(d - 1, nl), nl),
-                                self._build(right, rkey, min(d - 1, nr), nr))
+            spec = self._split_children(self._root, self._root_key(), int(rinc[2]), int(rinc[5]), int(rinc[6]))
             return spec, float(rinc[0])
         return self._leaf(self._root), leaf_value
 
-    def _verify(self, tree: Tree, value: float, d: int, n: int) -> float:
-        """Objective of ``tree`` recomputed on the raw data; raise if it differs from the DP's ``value``."""
+    def _verify(self, tree: Tree, value: float, d: int, n: int) -> None:
+        """Check ``tree`` against the DP's ``value`` (errors + penalty x branch nodes), the limits and min_leaf."""
         objective = self.dataset.misclassifications(tree) + self.penalty * tree.n_branch_nodes
         if not is_close(objective, value):
             raise VerificationError(f"DP objective {value!r} but the rebuilt tree scores {objective!r}")
@@ -521,19 +737,21 @@ class DPSolver:
         small = [i for i, node in enumerate(tree.nodes) if node.is_leaf and 0 < sizes[i] < self.min_leaf]
         if small:
             raise VerificationError(f"leaves {small} hold fewer than min_leaf={self.min_leaf} rows")
-        return float(objective)
 
 
-def solve_dp(dataset: Dataset, max_depth: int = 3, max_nodes: int | None = None, min_leaf: int = 1,
-             penalty: float = 0.0, time_limit: float | None = None, options: DPOptions | None = None) -> SolveResult:
+def solve_dp(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | None = None, min_leaf: int = 1,
+             penalty: float = 0.0, time_limit: float | None = None, options: DPOptions | None = None,
+             leaf_penalty: float | None = None) -> SolveResult:
     """Optimal classification tree by MurTree-style dynamic programming (see the module docstring).
 
     Parameters
     ----------
     dataset : Dataset
         Training data (its binary columns are searched).
-    max_depth : int, default=3
-        Largest number of branch nodes on a root-to-leaf path (0: a single leaf); at most 20.
+    max_depth : int or None, default=3
+        Largest number of branch nodes on a root-to-leaf path (0: a single leaf); at most 20. None: no depth
+        limit (needs ``leaf_penalty > 0`` or ``penalty > 0``; the leaf-count bound of [OSDT] Theorem C.1
+        bounds the search).
     max_nodes : int, optional
         Largest number of branch nodes; default and cap 2^max_depth - 1.
     min_leaf : int, default=1
@@ -544,6 +762,9 @@ def solve_dp(dataset: Dataset, max_depth: int = 3, max_nodes: int | None = None,
         Seconds; at the limit the best tree found is returned with ``Status.TIME_LIMIT``.
     options : DPOptions, optional
         Technique switches (none changes the optimum).
+    leaf_penalty : float, optional
+        lambda >= 0: minimise the sparse objective of [OSDT] Eq. 4, errors / W + lambda x leaves (W the
+        total weight); ``objective`` and ``bound`` are then in these units. Excludes a nonzero ``penalty``.
 
     Returns
     -------
@@ -558,6 +779,12 @@ def solve_dp(dataset: Dataset, max_depth: int = 3, max_nodes: int | None = None,
     >>> res = solve_dp(Dataset(X, [0, 1, 1, 0] * 3), max_depth=2)
     >>> res.status.value, res.objective, res.tree.n_branch_nodes
     ('optimal', 0.0, 3)
+
+    The two-point example of [OSDT] §C (Corollary C.2 would allow one leaf only):
+
+    >>> res = solve_dp(Dataset(np.array([[0], [1]]), [0, 1]), max_depth=None, leaf_penalty=0.3)
+    >>> res.tree.n_leaves, round(res.objective, 12)
+    (2, 0.6)
     """
-    return DPSolver(dataset, min_leaf=min_leaf, penalty=penalty, options=options).solve(
-        max_depth=max_depth, max_nodes=max_nodes, time_limit=time_limit)
+    return DPSolver(dataset, min_leaf=min_leaf, penalty=penalty, leaf_penalty=leaf_penalty,
+                    options=options).solve(max_depth=max_depth, max_nodes=max_nodes, time_limit=time_limit)

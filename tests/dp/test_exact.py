@@ -85,8 +85,14 @@ TOGGLES = [
     DPOptions(skip_degenerate=False),
     DPOptions(dynamic_order=False),
     DPOptions(merge_features=False),
+    DPOptions(equivalent_points=False),
+    DPOptions(leaf_bound=False),
+    DPOptions(leaf_support=False),
+    DPOptions(incremental_accuracy=False),
+    DPOptions(leaf_accuracy=False),
     DPOptions(depth_two=False, similarity=False, cache=None, upper_bound=False, refined_lb=False,
-              skip_degenerate=False, dynamic_order=False, merge_features=False),
+              skip_degenerate=False, dynamic_order=False, merge_features=False, equivalent_points=False,
+              leaf_bound=False, leaf_support=False, incremental_accuracy=False, leaf_accuracy=False),
 ]
 
 

@@ -124,3 +124,17 @@ def test_fit_oct_objective_is_normalised_errors_plus_alpha_splits(capsys):
     baseline = 216  # monk1: 216 of each class, so L_hat = 216
     expected = record["misclassifications"] / baseline + 0.05 * record["n_branch_nodes"]
     assert record["objective"] == pytest.approx(expected)
+
+
+def test_dp_and_binoct_report_the_same_sparse_objective(capsys):
+    records = []
+    for solver in ("dp", "binoct"):
+        code, out, _ = run(capsys, "fit", "monk1", "--solver", solver, "--depth", "2", "--lambda", "0.01", "--json")
+        assert code == 0
+        records.append(json.loads(out))
+    for r in records:  # errors/N + lambda x leaves, recomputed from the returned tree
+        assert r["status"] == "optimal"
+        assert r["objective"] == pytest.approx(r["misclassifications"] / 432 + 0.01 * r["n_leaves"])
+    assert records[0]["objective"] == pytest.approx(records[1]["objective"])
+    code, out, _ = run(capsys, "fit", "monk1", "--lambda", "0.01", "--depth", "none", "--json")
+    assert code == 0 and json.loads(out)["objective"] <= records[0]["objective"] + 1e-12

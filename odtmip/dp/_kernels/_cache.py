@@ -14,8 +14,10 @@ Layout (one tuple ``cache`` passed to every kernel)::
 A key has one entry per (depth, node) budget. An entry holds a lower bound on the lexicographic optimum
 (objective, branch nodes) for its budget and, once solved, the optimal root assignment (feature, left
 node budget, the children's features for depth-two results). Key indices never change, so other arrays
-(the similarity archive) may hold them. When a table is full the kernel sets the S_FULL flag and returns;
-Python grows the arrays (:func:`grow_tables`) and re-enters the search.
+(the similarity archive) may hold them. A general (non-terminal) entry records the budgets its children
+were solved and cached under, which :func:`~odtmip.dp._kernels._common.effective_budget` may have reduced,
+so that the tree is rebuilt from exactly those entries. When a table is full the kernel sets the S_FULL
+flag and returns; Python grows the arrays (:func:`grow_tables`) and re-enters the search.
 """
 
 from __future__ import annotations
@@ -33,8 +35,8 @@ E_OPT = 4  # 1: the optimum below is known
 E_FEATURE = 5  # root feature, -1 leaf
 E_LEFT = 6  # node budget of the left child
 E_SOL_NODES = 7  # branch nodes of the optimal tree
-E_FEAT_LEFT = 8  # depth-two results: feature of the left child, -1 leaf
-E_FEAT_RIGHT = 9  # depth-two results: feature of the right child, -1 leaf
+E_FEAT_LEFT = 8  # depth-two results: feature of the left child, -1 leaf; otherwise the left child's budget
+E_FEAT_RIGHT = 9  # the same for the right child; budgets packed as nodes * BUDGET_BASE + depth
 E_SOL_DEPTH = 10  # depth of the optimal tree
 E_TERMINAL = 11  # 1: stored by the depth-one/two solver (children given by E_FEAT_*)
 NE_I = 12

@@ -1,5 +1,5 @@
 """Shared pieces of the compiled DP: the numba cache switch, bit intrinsics, the clock, the lexicographic
-order on (objective, branch nodes) pairs and leaf costs.
+order on (objective, branch nodes) pairs, leaf costs and the budget a subproblem really needs.
 
 Every kernel of :mod:`odtmip.dp._kernels` takes numpy arrays and scalars only (STYLE §6.5). numba caches
 compiled code per file and does **not** notice edits to another file that a kernel calls: after changing a
@@ -36,13 +36,18 @@ P_UB = 10  # upper-bound propagation
 P_RLB = 11  # refined lower bound (Eq. 15-16)
 P_DEGENERATE = 12  # skip splits with an empty side
 P_DYNAMIC_ORDER = 13  # solve the child with the larger leaf cost first
-N_IPAR = 14
+P_LEAF_BOUND = 14  # cap each subproblem's budget by its leaf-count bound ([OSDT] Theorem C.1)
+P_SUPPORT = 15  # never split a subproblem of too little support ([OSDT] Theorem 3.3)
+P_INC_ACC = 16  # split bound: a child is a leaf or pays one more split ([OSDT] Theorem 3.4, Lemma 3.2)
+P_LEAF_ACC = 17  # skip splits with a child classifying too little correctly ([OSDT] Theorem 3.5)
+N_IPAR = 18
 
 # ---- real parameters (``fpar``) ----------------------------------------------------------------------
 F_PENALTY = 0  # objective per branch node
 F_TOL = 1  # objectives closer than this are equal
 F_DEADLINE = 2  # time.perf_counter() value at which to stop (inf: none)
-N_FPAR = 3
+F_MIN_CORRECT = 3  # a leaf of an optimal tree classifies more than this weight correctly (-1: no test)
+N_FPAR = 4
 
 # ---- statistics and flags (``st``, int64) -----------------------------------------------------------
 S_NODES = 0  # search nodes (calls of the recursion)
@@ -55,13 +60,24 @@ S_INCREMENTAL = 6  # frequency counters updated incrementally
 S_RECOUNT = 7  # frequency counters recomputed from scratch
 S_SIM_PRUNE = 8  # nodes pruned by the similarity lower bound
 S_CACHE_HITS = 9  # optimal subtrees answered from the cache
-N_STATS = 10
+S_CAPPED = 10  # splits with a child budget reduced by the support or leaf-count bound ([OSDT] Thm 3.3, C.1)
+S_EQUIV_CLOSED = 11  # subproblems closed because their leaf reaches the equivalent-points bound
+S_LEAF_ACC = 12  # splits skipped by the leaf-accuracy bound ([OSDT] Theorem 3.5)
+S_SPLIT_BOUND = 13  # splits pruned by the incremental-accuracy split bound only ([OSDT] Theorem 3.4)
+N_STATS = 14
 
 #: Read the clock once per this many search nodes (an objmode call costs about 0.4 us).
 CLOCK_EVERY = 256
 
 # leaf-cost codes
 COST_ERRORS = 0  # weighted misclassifications: total - max_c count_c, label = lowest arg max
+
+#: Class-weight vectors ``cnt`` hold K class weights, then the row count at index K and the equivalent-points
+#: weight at index K + 1: the weight no tree can classify correctly ([OSDT] Theorem B.2). Offset from K:
+CNT_EQUIV = 1
+
+#: A child's (depth, node) budget packed into one int64 of a cache entry: ``nodes * BUDGET_BASE + depth``.
+BUDGET_BASE = 64
 
 
 @intrinsic
@@ -142,6 +158,89 @@ def leaf_cost(cnt, K, code):
 
 
 @njit(cache=NUMBA_CACHE)
+def max_class(cnt, K):
+    """Largest class weight in ``cnt[0..K-1]``: the weight a leaf over these rows classifies correctly."""
+    best = 0.0
+    for c in range(K):
+        if cnt[c] > best:
+            best = cnt[c]
+    return best
+
+
+@njit(cache=NUMBA_CACHE)
+def effective_budget(cnt, K, d, n, ipar, fpar):
+    """The (depth, node) budget a subproblem with class weights ``cnt`` needs instead of (d, n).
+
+    Exact: the lexicographically optimal tree (objective, then branch nodes) within (d, n) lies within the
+    returned budget, so both budgets have the same optimum; the search and the tree reconstruction use the
+    smaller one. Only active for a positive ``penalty`` p per branch node, with the leaf feasible.
+
+    * **Support** ([OSDT] Theorem 3.3, K-class form): a split beats the leaf only if the leaf errs on more
+      than p (the split pays at least p), and a leaf errs on at most (K-1)/K of the weight w(D). So
+      w(D) (K-1)/K <= p leaves no split: budget (0, 0). For K = 2 this is the paper's "support < 2 lambda".
+    * **Leaf count** ([OSDT] Theorem C.1 applied to the subproblem, with the subproblem's own leaf as the
+      known tree R^c): a tree with B branch nodes costs at least E + p B, E the equivalent-points weight
+      (index K + 1 of ``cnt``, 0 when that bound is off), and must cost less than the leaf L. Hence
+      B <= floor((L - E + tol) / p), and its depth is at most B. The depth is capped by B; the node budget
+      too, unless it is the full 2^d - 1 (a full budget keeps one left/right split of the nodes per
+      feature, which is cheaper to search than a tight node count).
+
+    Parameters
+    ----------
+    cnt : float64 array (K+2,)
+        Class weights, row count (index K) and equivalent-points weight (index K+1).
+    K : int
+        Number of classes.
+    d, n : int
+        Canonical budget, d <= n <= 2^d - 1.
+    ipar, fpar : arrays
+        Parameters (:data:`P_SUPPORT`, :data:`P_LEAF_BOUND`, :data:`P_MINROWS`, :data:`F_PENALTY`,
+        :data:`F_TOL`).
+
+    Returns
+    -------
+    (d', n') : canonical budget with d' <= d and n' <= n; applying the function again changes nothing.
+    """
+    pen = fpar[F_PENALTY]
+    if pen <= 0.0 or d == 0 or n == 0 or cnt[K] < ipar[P_MINROWS]:
+        return d, n
+    tol = fpar[F_TOL]
+    total = 0.0
+    for c in range(K):
+        total += cnt[c]
+    if ipar[P_SUPPORT] != 0 and total * (K - 1) / K <= pen + tol:
+        return np.int64(0), np.int64(0)
+    if ipar[P_LEAF_BOUND] != 0:
+        return cap_budget(d, n, (total - max_class(cnt, K) - cnt[K + CNT_EQUIV] + tol) / pen)
+    return d, n
+
+
+@njit(cache=NUMBA_CACHE)
+def cap_budget(d, n, q):
+    """Canonical budget (d, n) reduced to trees with at most floor(q) branch nodes (and so that depth).
+
+    A full node budget 2^d - 1 stays full at the smaller depth (one left/right split of the nodes per
+    feature is cheaper to search than a tight node count); a real node limit is capped as well.
+    """
+    if q < n:
+        b = np.int64(max(q, 0.0))  # floor: the most branch nodes a wanted tree can have
+        if n >= (np.int64(1) << d) - 1:
+            if b < d:
+                d = b
+                n = (np.int64(1) << d) - 1
+        else:
+            n = b
+            d = min(d, n)
+    return d, n
+
+
+@njit(cache=NUMBA_CACHE, inline="always")
+def pack_budget(d, n):
+    """One int64 holding the budget (d, n); see :data:`BUDGET_BASE`."""
+    return n * BUDGET_BASE + d
+
+
+@njit(cache=NUMBA_CACHE)
 def bits_count(bits):
     """Number of set bits of a bitset."""
     s = np.uint64(0)
@@ -206,6 +305,23 @@ def weight_minus(a, b, wts, unit):
     s = 0.0
     for i in range(a.shape[0]):
         word = a[i] & ~b[i]
+        while word:
+            s += wts[i * 64 + np.int64(trailing_zeros(word))]
+            word &= word - np.uint64(1)
+    return s
+
+
+@njit(cache=NUMBA_CACHE)
+def masked_weight(a, b, wts, unit):
+    """Total weight of the rows in both ``a`` and ``b``."""
+    if unit:
+        s = np.uint64(0)
+        for i in range(a.shape[0]):
+            s += popcount(a[i] & b[i])
+        return np.float64(s)
+    s = 0.0
+    for i in range(a.shape[0]):
+        word = a[i] & b[i]
         while word:
             s += wts[i * 64 + np.int64(trailing_zeros(word))]
             word &= word - np.uint64(1)

@@ -19,6 +19,13 @@ Phase 1 has two implementations, chosen by ``ipar[P_COUNTING]``:
 Cells with fewer than ``minrows`` rows (in particular empty cells) are never used: a tree with an empty
 leaf is dominated by a smaller one ([MurTree] Prop. 4.2), and ``min_leaf`` forbids the rest.
 
+Dead features ([OSDT] §3 with Theorem 3.5) are left out of both phases: a feature with a side whose
+majority weight is at most ``fpar[F_MIN_CORRECT]`` (the penalty per branch node when the leaf-accuracy
+bound is on, else -1). No optimal tree has a leaf classifying that little correctly (merging it into its
+sibling's subtree costs at most its correct weight and saves a branch node), every leaf below that side
+would be one, and the same holds in every subset of the rows, so the results stay exact. The test is made
+once per feature, outside the O(p^2) pair loop, which it shortens.
+
 Scratch tuple ``d2`` (allocated by :func:`odtmip.dp.solver` code, indices below)::
 
     0 rows (n,) int64        1 comp (p, W) uint64     2 ccls (K, W) uint64     3 compc (K-1|1, p, W) uint64
@@ -35,6 +42,7 @@ from numba import njit
 
 from odtmip.dp._kernels._common import (
     COST_ERRORS,
+    F_MIN_CORRECT,
     F_PENALTY,
     F_TOL,
     INF,
@@ -50,6 +58,7 @@ from odtmip.dp._kernels._common import (
     S_RECOUNT,
     leaf_cost,
     lex_lt,
+    max_class,
     popcount,
     trailing_zeros,
 )
@@ -299,6 +308,7 @@ def solve_terminal(data, d2, ipar, fpar, st, D, cnt, pairs):
     code = ipar[P_COST]
     pen = fpar[F_PENALTY]
     tol = fpar[F_TOL]
+    mincorrect = fpar[F_MIN_CORRECT]
     act, diag, lf0, lf1 = d2[4], d2[5], d2[6], d2[7]
     bLc, bLf, bRc, bRf = d2[8], d2[9], d2[10], d2[11]
     fq, cell, res_c, res_i = d2[12], d2[15], d2[17], d2[18]
@@ -319,11 +329,17 @@ def solve_terminal(data, d2, ipar, fpar, st, D, cnt, pairs):
     else:
         st[S_DEPTH1] += 1
 
-    # features that can split D with at least minrows rows on each side; the others never can below D
+    # features that can split D with at least minrows rows on each side (the others never can below D)
+    # and are not dead (module docstring)
     na = 0
     for f in range(p):
         r = diag[f, K]
         if r >= minrows and n_rows - r >= minrows:
+            if mincorrect >= 0.0:
+                for c in range(C):
+                    cell[0, c] = cnt[c] - diag[f, c]
+                if max_class(diag[f], K) <= mincorrect or max_class(cell[0], K) <= mincorrect:
+                    continue
             act[na] = f
             na += 1
     for a in range(na):
