@@ -6,38 +6,34 @@ own sense; converting to a loss is the formulation's job.
 
 How the model reaches HiGHS
 ---------------------------
-:func:`_read_linear` reads each active constraint's expression tree (sums, negations, products and quotients
-by constants, named ``Expression`` components, variables, constants) straight into column-wise arrays, which
-go to ``Highs.passModel``. Any model it does not handle (other expression nodes, e.g. nonlinear ones, or
-component types such as SOS constraints or export suffixes) goes through Pyomo's ``LinearStandardFormCompiler``
-(``pyomo.repn.plugins.standard_form``, needs scipy) instead; both give the same rows and columns in the same
-order. This module therefore owns the column ↔ variable map, bounds, integrality, the objective sense and
-constant, and loading values back. Variables that are fixed or appear nowhere get no column; they keep their
-Pyomo values. Python's cyclic garbage collector is paused while a model is read (:func:`paused_gc`).
+:func:`_read_linear` reads the model straight into arrays (the matrix row-wise), which go to
+``Highs.passModel``: intact :class:`odtmip.models.rows.LinearRows` families as they are, every other active
+constraint by walking its expression tree (sums, negations, products and quotients by constants, named
+``Expression`` components, variables, constants). Any model it does not handle (other expression nodes, e.g.
+nonlinear ones, or component types such as SOS constraints or export suffixes) goes through Pyomo's
+``LinearStandardFormCompiler`` (``pyomo.repn.plugins.standard_form``, needs scipy) instead; both give the same
+rows and columns in the same order. This module therefore owns the column ↔ variable map, bounds, integrality,
+the objective sense and constant, and loading values back. Variables that are fixed or appear nowhere get no
+column; they keep their Pyomo values. Python's cyclic garbage collector is paused while a model is read
+(:func:`paused_gc`).
 
-Measured hand-off, Günlük depth-3 model built with indexed constraints and ``sum`` (the design probe's
-variant, 2-core box shared with other jobs, one fresh process per run, highspy 1.15.1, Pyomo 6.10.1):
+Measured on odtmip's Günlük depth-3 model (``benchmarks/mip_build.py``: fresh process per run, minimum of 5,
+wall seconds on a shared 2-core box, highspy 1.15.1, Pyomo 6.10.1). "Rules" is the same model with every row an
+indexed ``Constraint`` rule and this reader walking the expressions; "arrays" is the model as built now, with
+the per-sample rows as ``LinearRows``; "direct" builds the same matrix with numpy and passes it to HiGHS:
 
-=========  ==============================  ============================  ============================
-N          rows / columns / nonzeros       contrib ``set_instance``      standard-form compiler
-=========  ==============================  ============================  ============================
-2 000      44 295 / 16 366 / 360 646       2.03 s, peak RSS 226 MB       0.90 s, 241 MB
-10 000     220 295 / 80 366 / 1 800 646    10.3-11.0 s, 620 MB           2.75 s, 603 MB
-=========  ==============================  ============================  ============================
+=========  ==============================  ===================  ====================  =========
+N          rows / columns / nonzeros       rules: build + hand  arrays: build + hand  direct
+=========  ==============================  ===================  ====================  =========
+2 000      20 317 / 8 350 / 224 690        0.15 + 0.15 s        0.017 + 0.013 s       0.016 s
+10 000     100 317 / 40 350 / 1 120 690    0.76 + 0.83 s        0.074 + 0.057 s       0.072 s
+=========  ==============================  ===================  ====================  =========
 
-On odtmip's own Günlük depth-3 model (``benchmarks/mip_build.py`` data; compile + ``passModel``, median of 5
-in one process, CPU seconds; the box was loaded, so wall clock was 1.4-1.5x these):
-
-=========  ==============================  ======================  ==================
-N          rows / columns / nonzeros       standard-form compiler  :func:`_read_linear`
-=========  ==============================  ======================  ==================
-2 000      20 317 / 8 350 / 224 690        0.44 s                  0.13 s
-10 000     100 317 / 40 350 / 1 120 690    1.93 s                  0.72 s
-=========  ==============================  ======================  ==================
-
-In the compiler, ``FileDeterminism.NONE`` takes 3.7 s where the default ``ORDERED`` takes 5.1 s (first table,
-same run); bounds and integrality take about 0.03 s and ``passModel`` 0.07 s at N = 10 000. A direct numpy →
-highspy build of the whole matrix takes 0.10 s there (``benchmarks/mip_build.py``), but it skips Pyomo.
+Where the remaining time goes at N = 10 000: making the 40 000 Pyomo variables c (0.015 s), the routing rows'
+arrays (0.02 s), walking the objective and numbering the columns (0.01 s), bounds and integrality (0.007 s),
+``passModel`` (0.016 s, as for the direct build). ``passModel`` takes the row-wise matrix 2-3x faster than the
+column-wise one (HiGHS stores it column-wise either way). Pyomo's standard-form compiler took 1.9 s of CPU on
+the rule-built model, and the contrib ``set_instance`` route 11.5 s.
 
 Other decisions, each measured
 ------------------------------
@@ -63,6 +59,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from numbers import Integral, Real
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -276,7 +273,7 @@ class MipRun:
 
 @dataclass
 class _Compiled:
-    """A Pyomo model as HiGHS sees it: column-wise arrays plus the column <-> variable map."""
+    """A Pyomo model as HiGHS sees it: arrays (the matrix row-wise) plus the column <-> variable map."""
 
     columns: list  # columns[j] is the Pyomo VarData of HiGHS column j
     col_of: dict  # id(VarData) -> column index
@@ -288,7 +285,7 @@ class _Compiled:
     is_int: np.ndarray  # bool per column
     row_lower: np.ndarray
     row_upper: np.ndarray
-    a_start: np.ndarray  # CSC matrix, int32 / float64
+    a_start: np.ndarray  # the matrix row-wise (CSR), int32 / float64: HiGHS's passModel takes it 2-3x faster
     a_index: np.ndarray
     a_value: np.ndarray
     statistics: dict
@@ -301,7 +298,7 @@ class _Compiled:
             len(self.columns),
             len(self.row_lower),
             len(self.a_value),
-            int(hs.MatrixFormat.kColwise),
+            int(hs.MatrixFormat.kRowwise),
             int(hs.ObjSense.kMaximize if self.maximize else hs.ObjSense.kMinimize),
             self.offset,
             self.cost,
@@ -340,7 +337,7 @@ _STAT_KEYS = ("n_variables", "n_binary", "n_integer", "n_continuous", "n_constra
 
 
 def _compile(model, reader: str = "auto") -> _Compiled:
-    """Compile a linear Pyomo model to column-wise arrays.
+    """Compile a linear Pyomo model to arrays (the matrix row-wise).
 
     ``reader="auto"`` reads the rows with :func:`_read_linear` and falls back to Pyomo's standard-form
     compiler for any model that reader does not handle; ``"pyomo"`` always uses the compiler. Both give the
@@ -367,12 +364,7 @@ def _compile(model, reader: str = "auto") -> _Compiled:
     columns, cost, offset, A, row_lower, row_upper = raw
     n = len(columns)
     inf = hs.kHighsInf
-    # v.lb / v.ub are 10x faster than v.bounds here; both include the domain's bounds (Binary: 0, 1).
-    lb = np.array([-inf if v.lb is None else v.lb for v in columns], dtype=float)
-    ub = np.array([inf if v.ub is None else v.ub for v in columns], dtype=float)
-    is_int = np.array([not v.is_continuous() for v in columns], dtype=bool)
-    for v in (v for v, discrete in zip(columns, is_int, strict=True) if discrete and not v.is_integer()):
-        raise ValueError(f"variable {v.name} has a discrete domain that is not integer; HiGHS cannot model it")
+    lb, ub, is_int = _column_bounds(columns, inf)
 
     binary = is_int & (lb >= 0) & (ub <= 1)
     stats = {
@@ -385,7 +377,7 @@ def _compile(model, reader: str = "auto") -> _Compiled:
     }
     return _Compiled(
         columns=columns,
-        col_of={id(v): j for j, v in enumerate(columns)},
+        col_of=dict(zip(map(id, columns), range(n), strict=True)),
         cost=cost,
         offset=offset,
         maximize=maximize,
@@ -394,15 +386,42 @@ def _compile(model, reader: str = "auto") -> _Compiled:
         is_int=is_int,
         row_lower=row_lower,
         row_upper=row_upper,
-        a_start=A.indptr.astype(np.int32),
-        a_index=A.indices.astype(np.int32),
-        a_value=A.data.astype(float),
+        a_start=np.asarray(A.indptr, dtype=np.int32),
+        a_index=np.asarray(A.indices, dtype=np.int32),
+        a_value=np.asarray(A.data, dtype=float),
         statistics=stats,
     )
 
 
+def _column_bounds(columns, inf: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Lower and upper bound (the variable's own, tightened by its domain's) and integrality of every column.
+
+    Variables of one component mostly share their bound settings and domain, so each distinct (lower, upper,
+    domain) is resolved once through Pyomo's ``lb`` / ``ub`` / ``is_continuous``: 40 000 columns take about
+    0.01 s instead of 0.15 s variable by variable.
+    """
+    n = len(columns)
+    if not n:
+        return np.zeros(0), np.zeros(0), np.zeros(0, dtype=bool)
+    # The bound settings (None, numbers or Pyomo expressions) and domains, compared by identity: equal settings in
+    # different objects only cost an extra lookup, and every object stays alive (held by its variable) meanwhile.
+    keys = np.column_stack([np.fromiter(map(id, map(attrgetter(a), columns)), dtype=np.int64, count=n)
+                            for a in ("_lb", "_ub", "_domain")])
+    if (keys[:, :2] == id(None)).all():  # the usual case: no bounds of the variables' own
+        keys = keys[:, 2]
+    _, first, which = np.unique(keys, axis=0 if keys.ndim == 2 else None, return_index=True, return_inverse=True)
+    resolved = []
+    for v in (columns[j] for j in first.tolist()):  # one variable per distinct key
+        discrete = not v.is_continuous()
+        if discrete and not v.is_integer():
+            raise ValueError(f"variable {v.name} has a discrete domain that is not integer; HiGHS cannot model it")
+        resolved.append((-inf if v.lb is None else v.lb, inf if v.ub is None else v.ub, discrete))
+    lb, ub, is_int = (np.array(x)[which.ravel()] for x in zip(*resolved, strict=True))
+    return lb.astype(float), ub.astype(float), is_int.astype(bool)
+
+
 def _standard_form(model, inf: float):
-    """(columns, cost, offset, CSC matrix, row_lower, row_upper) from Pyomo's standard-form compiler, or the
+    """(columns, cost, offset, CSR matrix, row_lower, row_upper) from Pyomo's standard-form compiler, or the
     compiler's message when a constant constraint is violated."""
     from pyomo.common.errors import InfeasibleConstraintException
     from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
@@ -432,7 +451,7 @@ def _standard_form(model, inf: float):
         keep = np.ones(len(kind), dtype=bool)
         keep[pair + 1] = False
         A, row_lower, row_upper = A.tocsr()[keep], row_lower[keep], row_upper[keep]
-    A = A.tocsc()
+    A = A.tocsr()
     A.eliminate_zeros()
     A.sort_indices()
     n = len(repn.columns)
@@ -446,7 +465,8 @@ class _NotHandled(Exception):
 
 
 def _read_linear(model, objective):
-    """Read a linear model's rows straight from its constraint expressions (a fast path for the compiler).
+    """Read a linear model's rows straight from its constraint expressions and array families (a fast path for
+    the compiler).
 
     Returns what :func:`_standard_form` returns, with the same rows and columns in the same order: rows in
     ``component_data_objects`` order (a ranged row once), columns in order of first use, where a variable's
@@ -460,9 +480,13 @@ def _read_linear(model, objective):
     (removed later, leaving an empty row) once another member of its ``Var`` has been numbered; a row of
     fixed variables is therefore always a constant row here.
 
+    An intact :class:`~odtmip.models.rows.LinearRows` family is taken as one block of arrays; one with rows
+    deleted, deactivated or given their own expression is read row by row. Its columns are numbered like any
+    other's: whole ``Var`` components, in the order of their first use.
+
     Why: the compiler walks every expression with a general visitor and re-derives each constraint's bounds.
-    On the Günlük depth-3 model at N = 10 000 (100 317 rows, 1.1 M nonzeros) it took 1.9 s of CPU against
-    0.7 s here (same process, see the module's table).
+    On the Günlük depth-3 model at N = 10 000 (100 317 rows, 1.1 M nonzeros) built with rules, it took 1.9 s
+    of CPU against 0.7 s here (same process); with the routing rows as arrays this reader takes 0.03 s.
     """
     import scipy.sparse as sp
     from pyomo.common.numeric_types import native_numeric_types, native_types
@@ -472,11 +496,12 @@ def _read_linear(model, objective):
     from pyomo.core.expr.relational_expr import EqualityExpression, InequalityExpression, RangedExpression
     from pyomo.repn.util import SortComponents
 
+    from odtmip.models.rows import LinearRows, var_members
+
     if _unknown_components(model):
         return None
     unsorted = SortComponents.UNSORTED
     col_of: dict[int, int] = {}  # id(VarData) -> provisional column (every member of a used Var component)
-    fixed: dict[int, float | None] = {}  # id(VarData) -> value of a fixed variable
     columns: list = []
     named: dict[int, tuple[list, list, float]] = {}  # id(named expression) -> its (columns, coefficients, constant)
     idx: list[int] = []  # the terms: objective first, then row by row
@@ -494,31 +519,75 @@ def _read_linear(model, objective):
             raise _NotHandled(e)
         return e()  # a Param, or an expression of Params and numbers
 
-    def var_term(v, mult) -> float:
-        """Record mult * v; return its constant part (mult * value when v is fixed)."""
+    member_columns: dict[int, np.ndarray] = {}  # id(Var component) -> column of each member, -1 if fixed
+    member_lists: dict[int, tuple[list, np.ndarray]] = {}  # id(Var component) -> (members, fixed?)
+
+    def members_of(var) -> tuple[list, np.ndarray]:
+        """The members of a ``Var`` component in its own order, and which of them are fixed."""
+        got = member_lists.get(id(var))
+        if got is None:
+            members = var_members(var)
+            got = member_lists[id(var)] = members, np.array(list(map(attrgetter("_fixed"), members)), dtype=bool)
+        return got
+
+    def number_members(var) -> np.ndarray:
+        """Number the members of a whole ``Var`` component at its first use, in its own order, as the compiler
+        does (fixed members are constants and get no column); return the column of each member (-1: fixed)."""
+        cols = member_columns.get(id(var))
+        if cols is None:
+            members, fixed = members_of(var)
+            free = ~fixed
+            cols = np.where(free, len(columns) + np.cumsum(free) - 1, -1).astype(np.int32)
+            new = members if free.all() else [w for w, f in zip(members, free.tolist(), strict=True) if f]
+            col_of.update(zip(map(id, new), range(len(columns), len(columns) + len(new)), strict=True))
+            columns.extend(new)
+            member_columns[id(var)] = cols
+        return cols
+
+    def column(v) -> int | None:
+        """The column of variable ``v`` (numbering its component at first use); None when ``v`` is fixed."""
         if not isinstance(v, VarData):
             raise _NotHandled(v)
-        vid = id(v)
-        if vid in fixed:
-            if fixed[vid] is None:
-                raise _NotHandled(v)
-            return mult * fixed[vid]
-        if vid not in col_of and v.fixed:  # a constant; its component is numbered at its first free member
+        j = col_of.get(id(v))
+        if j is not None or v.fixed:
+            return j
+        number_members(v.parent_component())
+        if id(v) not in col_of:  # not a member of its own component (never seen in Pyomo)
+            raise _NotHandled(v)
+        return col_of[id(v)]
+
+    def var_term(v, mult) -> float:
+        """Record mult * v; return its constant part (mult * value when v is fixed)."""
+        j = column(v)
+        if j is None:
             if v.value is None:
-                raise _NotHandled(v)
+                raise _NotHandled(v)  # the compiler reports a fixed variable without a value
             return mult * v.value
-        if vid not in col_of:  # number the whole component, in its own order (as the compiler does)
-            for w in v.parent_component().values(unsorted):
-                if w.fixed:
-                    fixed[id(w)] = w.value  # None (no value) is an error only where it is used
-                else:
-                    col_of[id(w)] = len(columns)
-                    columns.append(w)
-            if vid not in col_of:  # not a member of its own component (never seen in Pyomo)
-                raise _NotHandled(v)
-        add_idx(col_of[vid])
+        add_idx(j)
         add_val(mult)
         return 0
+
+    def walk_terms(args, mult) -> float:
+        """walk() for the terms of a sum, one by one."""
+        const = 0
+        for a in args:
+            j = col_of.get(id(a))  # a free variable seen before: the common case
+            if j is not None:
+                add_idx(j)
+                add_val(mult)
+            elif a.__class__ is monomial:
+                coef, v = a._args_
+                j = col_of.get(id(v))
+                if j is not None and coef.__class__ in numbers:
+                    add_idx(j)
+                    add_val(mult * coef)
+                else:
+                    const += var_term(v, mult * number(coef))
+            elif a.__class__ in numbers:
+                const += mult * a
+            else:
+                const += walk(a, mult)
+        return const
 
     def walk(e, mult) -> float:
         """Append the terms of mult * e to idx / val; return its constant."""
@@ -530,23 +599,14 @@ def _read_linear(model, objective):
             args = e._args_
             if len(args) != e._nargs:
                 args = args[: e._nargs]
-            for a in args:
-                j = col_of.get(id(a))  # a free variable seen before: the common case
-                if j is not None:
-                    add_idx(j)
-                    add_val(mult)
-                elif a.__class__ is monomial:
-                    coef, v = a._args_
-                    j = col_of.get(id(v))
-                    if j is not None and coef.__class__ in numbers:
-                        add_idx(j)
-                        add_val(mult * coef)
-                    else:
-                        const += var_term(v, mult * number(coef))
-                elif a.__class__ in numbers:
-                    const += mult * a
+            for at in range(0, len(args), 256):  # a chunk of variables seen before: all at once
+                chunk = args[at : at + 256]
+                js = list(map(col_of.get, map(id, chunk)))
+                if None not in js:
+                    idx.extend(js)
+                    val.extend([mult] * len(js))
                 else:
-                    const += walk(a, mult)
+                    const += walk_terms(chunk, mult)
             return const
         if cls is monomial:
             coef, v = e._args_
@@ -590,66 +650,128 @@ def _read_linear(model, objective):
     def bound(e) -> float:
         return e if e.__class__ in numbers else (None if e is None else number(e))
 
+    blocks: list[tuple] = []  # per run of rows: (starts, columns, values, lower, upper, constraints)
+
+    def add_array_rows(rows) -> None:
+        """All rows of an intact :class:`LinearRows` family as one block, without making any expression."""
+        sizes = [len(var) for var in rows.variables]
+        if not all(id(var) in member_columns for var in rows.variables):
+            # number the components in the order of their first use by a free member, as the compiler does
+            fixed = np.concatenate([members_of(var)[1] for var in rows.variables])
+            of_term = np.searchsorted(np.cumsum(sizes), rows.indices, side="right")
+            of_term[fixed[rows.indices]] = -1
+            first_use = [(np.argmax(of_term == k), k) for k in range(len(sizes)) if (of_term == k).any()]
+            for _, k in sorted(first_use):
+                number_members(rows.variables[k])
+        col = np.concatenate([member_columns[id(var)] if id(var) in member_columns else np.full(size, -1)
+                              for var, size in zip(rows.variables, sizes, strict=True)])
+        term_col = col[rows.indices]
+        lower, upper = rows.lower, rows.upper
+        fixed_term = term_col < 0
+        if not fixed_term.any():
+            blocks.append((rows.indptr, term_col, rows.data, lower, upper, rows))
+            return
+        # fixed variables are constants: move them to the bounds
+        members = rows.members()
+        used = np.unique(rows.indices[fixed_term])
+        values = np.array([members[p].value for p in used.tolist()], dtype=float)
+        if np.isnan(values).any():
+            raise _NotHandled(rows)  # a fixed variable without a value: the compiler reports it
+        term_value = values[np.searchsorted(used, rows.indices[fixed_term])]
+        row_of_term = np.repeat(np.arange(len(lower)), np.diff(rows.indptr))
+        shift = np.bincount(row_of_term[fixed_term], weights=rows.data[fixed_term] * term_value, minlength=len(lower))
+        keep = ~fixed_term
+        starts = np.concatenate(([0], np.cumsum(np.bincount(row_of_term[keep], minlength=len(lower)))))
+        blocks.append((starts, term_col[keep], rows.data[keep], lower - shift, upper - shift, rows))
+
+    def flush(starts, lower, upper, rows) -> None:
+        """The rows read from expressions so far as one block."""
+        if rows:
+            s0 = starts[0]
+            blocks.append((np.asarray(starts) - s0, np.asarray(idx[s0:], dtype=np.int32),
+                           np.asarray(val[s0:], dtype=float), np.asarray(lower, dtype=float),
+                           np.asarray(upper, dtype=float), list(rows)))
+            del idx[s0:], val[s0:]
+            del starts[1:], lower[:], upper[:], rows[:]
+
     inf = math.inf
     try:
         offset = 0.0
         if objective is not None:
             offset = walk(objective.expr, 1)
-        starts = [len(idx)]
+        starts = [len(idx)]  # idx / val keep the objective's terms; rows go to blocks
         lower: list[float] = []
         upper: list[float] = []
         rows: list = []  # the constraint of each row
-        for con in model.component_data_objects(Constraint, active=True, sort=unsorted):
-            e = con.expr
-            cls = e.__class__
-            # The same (lower, body, upper) split as ConstraintData.to_bounded_expression.
-            if cls is InequalityExpression or cls is EqualityExpression:
-                lhs, rhs = e._args_
-                equality = cls is EqualityExpression
-                if constant(rhs):
-                    lo, ub = (bound(rhs) if equality else None), bound(rhs)
-                    const = walk(lhs, 1)
-                elif constant(lhs):
-                    lo, ub = bound(lhs), (bound(lhs) if equality else None)
-                    const = walk(rhs, 1)
-                else:
-                    lo, ub = (0 if equality else None), 0
-                    const = walk(lhs, 1) + walk(rhs, -1)
-            elif cls is RangedExpression:
-                lhs, body, rhs = e._args_
-                if not (constant(lhs) and constant(rhs)):
-                    raise _NotHandled(e)
-                lo, ub = bound(lhs), bound(rhs)
-                const = walk(body, 1)
-            else:
-                raise _NotHandled(e)
-            if lo is None and ub is None:  # no bound at all: no row (as the compiler)
-                del idx[starts[-1] :], val[starts[-1] :]
+        for comp in model.component_objects(Constraint, active=True, sort=unsorted):
+            if isinstance(comp, LinearRows) and comp.intact():
+                flush(starts, lower, upper, rows)
+                add_array_rows(comp)
                 continue
-            starts.append(len(idx))
-            rows.append(con)
-            lower.append(-inf if lo is None else lo - const)
-            upper.append(inf if ub is None else ub - const)
+            for con in comp.values(unsorted):
+                if not con.active:
+                    continue
+                e = con.expr
+                cls = e.__class__
+                # The same (lower, body, upper) split as ConstraintData.to_bounded_expression.
+                if cls is InequalityExpression or cls is EqualityExpression:
+                    lhs, rhs = e._args_
+                    equality = cls is EqualityExpression
+                    if constant(rhs):
+                        lo, ub = (bound(rhs) if equality else None), bound(rhs)
+                        const = walk(lhs, 1)
+                    elif constant(lhs):
+                        lo, ub = bound(lhs), (bound(lhs) if equality else None)
+                        const = walk(rhs, 1)
+                    else:
+                        lo, ub = (0 if equality else None), 0
+                        const = walk(lhs, 1) + walk(rhs, -1)
+                elif cls is RangedExpression:
+                    lhs, body, rhs = e._args_
+                    if not (constant(lhs) and constant(rhs)):
+                        raise _NotHandled(e)
+                    lo, ub = bound(lhs), bound(rhs)
+                    const = walk(body, 1)
+                else:
+                    raise _NotHandled(e)
+                if lo is None and ub is None:  # no bound at all: no row (as the compiler)
+                    del idx[starts[-1] :], val[starts[-1] :]
+                    continue
+                starts.append(len(idx))
+                rows.append(con)
+                lower.append(-inf if lo is None else lo - const)
+                upper.append(inf if ub is None else ub - const)
+        flush(starts, lower, upper, rows)
     except (_NotHandled, ArithmeticError, AttributeError, RecursionError, TypeError, ValueError):
         return None  # the compiler reads it, or raises its own error
 
     n = len(columns)
-    values, index = np.asarray(val, dtype=float), np.asarray(idx, dtype=np.int32)
-    first = starts[0]  # the objective's terms come first
-    A = sp.csr_array((values[first:], index[first:], np.asarray(starts) - first), shape=(len(starts) - 1, n))
+    obj_index, obj_values = np.asarray(idx, dtype=np.int64), np.asarray(val, dtype=float)
+    sizes = [len(b[3]) for b in blocks]
+    offsets = np.cumsum([0] + [len(b[1]) for b in blocks])
+    index = np.int32 if offsets[-1] < 2**31 and n < 2**31 else np.int64  # what HiGHS takes, if it fits
+    indptr = np.concatenate([[0]] + [b[0][1:] + o for b, o in zip(blocks, offsets[:-1], strict=True)]).astype(index)
+    A = sp.csr_array((np.concatenate([np.zeros(0)] + [b[2] for b in blocks]),
+                      np.concatenate([np.zeros(0, index)] + [b[1] for b in blocks]).astype(index, copy=False), indptr),
+                     shape=(sum(sizes), n))
     A.sum_duplicates()  # a variable twice in one row
     A.eliminate_zeros()  # and terms that cancel
-    row_lower, row_upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+    row_lower = np.concatenate([np.zeros(0)] + [b[3] for b in blocks])
+    row_upper = np.concatenate([np.zeros(0)] + [b[4] for b in blocks])
     empty = np.diff(A.indptr) == 0
     if empty.any():  # constant rows: dropped when satisfied, an infeasible model otherwise (as the compiler)
         violated = np.flatnonzero(empty & ((row_lower > 0) | (row_upper < 0)))
         if len(violated):
-            return f"model contains a trivially infeasible constraint, '{rows[violated[0]].name}'"
+            r = int(violated[0])
+            b = int(np.searchsorted(np.cumsum(sizes), r, side="right"))
+            r -= sum(sizes[:b])
+            owner = blocks[b][5]
+            name = owner[r].name if isinstance(owner, list) else owner[list(owner.keys())[r]].name
+            return f"model contains a trivially infeasible constraint, '{name}'"
         A, row_lower, row_upper = A[~empty], row_lower[~empty], row_upper[~empty]
     cost = np.zeros(n)
-    np.add.at(cost, index[:first], values[:first])
-    A = A.tocsc()
-    used = (np.diff(A.indptr) > 0) | (cost != 0)
+    np.add.at(cost, obj_index, obj_values)
+    used = (np.bincount(A.indices, minlength=n) > 0) | (cost != 0)
     if not used.all():
         A = A[:, used]
         cost = cost[used]

@@ -17,10 +17,10 @@ def _without_empty_rows(c):
     """The compiler may keep rows that lost every variable to fixing; the reader drops them (they are checked)."""
     if c.infeasible_reason is not None or not len(c.row_lower):
         return c
-    A = sp.csc_array((c.a_value, c.a_index, c.a_start), shape=(len(c.row_lower), len(c.columns))).tocsr()
+    A = sp.csr_array((c.a_value, c.a_index, c.a_start), shape=(len(c.row_lower), len(c.columns)))
     keep = np.diff(A.indptr) > 0
     assert ((c.row_lower[~keep] <= 0) & (c.row_upper[~keep] >= 0)).all()
-    B = A[keep].tocsc()
+    B = A[keep]
     B.sort_indices()
     c.row_lower, c.row_upper = c.row_lower[keep], c.row_upper[keep]
     c.a_start, c.a_index, c.a_value = B.indptr.astype(np.int32), B.indices.astype(np.int32), B.data
