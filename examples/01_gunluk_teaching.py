@@ -56,6 +56,8 @@ def main(verbose: bool = True) -> dict:
     if verbose:
         m.one_group_per_node.pprint()  # (1): sum_g v[g,k] == 1 at every decision node k
         m.anchor.pprint()  # (13): at the root, the anchor column of the chosen group goes left
+        # (11) for day 0 (a "no" day, so only c at the negative leaf 1 exists, by (14)): sum_j a_j z_j,1 is L(0, 1)
+        say(f"left_branch[0, 1]: {m.left_branch[0, 1].expr}")
 
     # 3. LP relaxation: z = 1/2 everywhere sends every sample half left, half right, and c = 1/2 puts half of
     #    each sample in a correct leaf on each side, so the LP "classifies everything correctly" ([GKLMS] §4.3).

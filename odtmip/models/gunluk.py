@@ -11,7 +11,7 @@ Equations -> components
 =====================  ==================================================================
 (1)                    ``one_group_per_node``
 (2)                    ``subset_within_group``
-(3), (4)               ``L`` (Expression); R(i,k) = 1 - L(i,k) is written inline
+(3), (4)               :func:`left_indicator` L(i,k); R(i,k) = 1 - L(i,k); both inline in the rows
 (5), (6)               ``left_path``, ``right_path`` (used when ``strengthen=False``)
 (7)                    ``one_leaf_per_sample`` (only without (14))
 (8a)                   ``correct`` (objective, maximised)
@@ -23,6 +23,10 @@ Equations -> components
 (15) corrected, (16)   ``specificity_target`` / ``sensitivity_target``, objective ``true_positives``
                        / ``true_negatives``
 =====================  ==================================================================
+
+The per-sample families (5)-(7), (11)-(12) are :class:`~odtmip.models.rows.LinearRows`: their rows are kept
+as arrays and become expressions when looked at, so ``m.left_branch[i, k]`` prints and behaves like any other
+constraint while a model with 100 000 such rows builds in a tenth of a second.
 
 Deviations from the paper
 -------------------------
@@ -62,6 +66,7 @@ from odtmip.data import Dataset
 from odtmip.exceptions import DataError, OptionError
 from odtmip.models._highs import HighsOptions, paused_gc
 from odtmip.models.base import merge_options, solve_model
+from odtmip.models.rows import LinearRows, linear_sum, var_members
 from odtmip.models.topology import Topology
 from odtmip.results import SolveResult
 from odtmip.tree import Tree, branch, leaf
@@ -298,22 +303,29 @@ def relaxation_applies(options: GunlukOptions, gd: GunlukData) -> bool:
 
 
 def _add_index_sets(m, gd: GunlukData, topo: Topology, options: GunlukOptions) -> None:
-    m.SAMPLES = pyo.Set(initialize=range(gd.n_samples), doc="I: samples")
-    m.POS = pyo.Set(initialize=np.flatnonzero(gd.positive).tolist(), doc="I+: positive samples")
-    m.NEG = pyo.Set(initialize=np.flatnonzero(~gd.positive).tolist(), doc="I-: negative samples")
+    # The per-sample sets wrap Python lists (SetOf): building a Set of 10 000s of members costs more than the
+    # model's variables.
+    m.SAMPLES = pyo.RangeSet(0, gd.n_samples - 1, doc="I: samples")
+    m.POS = pyo.SetOf(np.flatnonzero(gd.positive).tolist(), doc="I+: positive samples")
+    m.NEG = pyo.SetOf(np.flatnonzero(~gd.positive).tolist(), doc="I-: negative samples")
     m.NODES = pyo.Set(initialize=topo.nodes, doc="K: decision nodes (pre-order)")
     m.LEAVES = pyo.Set(initialize=topo.leaves, doc="B: leaves (left to right)")
     m.POS_LEAVES = pyo.Set(initialize=[b for b in topo.leaves if b % 2 == 0], doc="B+: positive (even) leaves")
     m.NEG_LEAVES = pyo.Set(initialize=[b for b in topo.leaves if b % 2 == 1], doc="B-: negative (odd) leaves")
     m.GROUPS = pyo.Set(initialize=range(len(gd.groups)), doc="G: feature groups")
     m.COLUMNS = pyo.Set(initialize=range(len(gd.columns)), doc="J: one-hot columns (features)")
-    positive_leaf = {b: b % 2 == 0 for b in topo.leaves}
+    leaves = np.asarray(topo.leaves)
     if options.delete_variables:  # (14): only correct (sample, leaf) pairs
-        positive = gd.positive.tolist()  # Python bools: indexing the numpy array per pair is slow
-        pairs = [(i, b) for i in range(gd.n_samples) for b in topo.leaves if positive_leaf[b] == positive[i]]
+        has = (leaves % 2 == 0)[None, :] == gd.positive[:, None]
     else:
-        pairs = [(i, b) for i in range(gd.n_samples) for b in topo.leaves]
-    m.PAIRS = pyo.Set(initialize=pairs, dimen=2, doc="(i, b) pairs that have a routing variable c")
+        has = np.ones((gd.n_samples, len(leaves)), dtype=bool)
+    samples, leaf_at = np.nonzero(has)  # sample by sample, leaves left to right
+    m.PAIRS = pyo.SetOf(list(zip(samples.tolist(), leaves[leaf_at].tolist(), strict=True)),
+                        doc="(i, b) pairs that have a routing variable c")
+    m.pair_sample, m.pair_leaf = samples, leaves[leaf_at]  # the pairs as arrays
+    # pair_of[i, l]: position of c[i, leaves[l]] in m.c (the order of m.PAIRS), -1 where (14) deleted it
+    m.pair_of = np.full(has.shape, -1, dtype=np.int64)
+    m.pair_of[samples, leaf_at] = np.arange(len(samples))
 
 
 def _add_split_variables(m, gd: GunlukData, topo: Topology, options: GunlukOptions) -> None:
@@ -336,17 +348,48 @@ def _add_split_variables(m, gd: GunlukData, topo: Topology, options: GunlukOptio
         return m.z[j, k] <= m.v[gd.columns[j].group, k]
 
 
+def left_indicator(m, i: int, k: int):
+    """L(i, k) of [GKLMS] (3): sum_j a_j^i z_j^k, which is 1 iff sample i goes left at node k (Proposition 1).
+
+    R(i, k) = 1 - L(i, k) is (4). The routing rows below contain these sums inline.
+    """
+    return LinearExpression([m.z[j, k] for j in m.gdata.active[i].tolist()])
+
+
 def _add_routing(m, gd: GunlukData, topo: Topology, options: GunlukOptions) -> None:
-    active = gd.active.tolist()  # active[i]: the columns j with a_j^i = 1, one per group
-    z_at = {k: [m.z[j, k] for j in m.COLUMNS] for k in m.NODES}  # z_at[k][j] is m.z[j, k], looked up once
+    """The per-sample rows (5)-(7) or (11)-(12), as :class:`LinearRows` families (one row per sample and node).
+
+    Every routing row reads  sum of some c[i, b]  +/-  L(i, k)  <= rhs. The rows are assembled with numpy for
+    all samples at once: at N = 10 000 they are 100 000 rows, and a rule per row would dominate the build.
+    """
     m.c = pyo.Var(m.PAIRS, domain=pyo.UnitInterval if options.delete_variables else pyo.Binary,
                   doc="c[i,b] = 1: sample i is routed to leaf b")
+    # the columns of the routing rows: every c, then z[j, k] at len(m.c) + j * |K| + (position of k in K)
+    variables = [m.c, m.z]
+    node_at = {k: t for t, k in enumerate(topo.nodes)}
+    leaf_at = {b: t for t, b in enumerate(topo.leaves)}
+    z_col = len(m.c) + gd.active * len(topo.nodes)  # + node position: the z of sample i's active columns
 
-    @m.Expression(m.SAMPLES, m.NODES, doc="[GKLMS] (3): L(i,k) = sum_j a_j^i z_j^k, 1 iff i goes left at k")
-    def L(m, i, k):  # the same sum, built in one step: sum() would create an expression per term
-        return LinearExpression([z_at[k][j] for j in active[i]])
+    def routing_rows(index, templates, sign: int, rhs: float, doc: str):
+        """Rows  sum_{b in S} c[i, b] + sign * L(i, k) <= rhs  for every sample i and template (key, k, S),
+        skipping rows without a c; keyed (i, *key), sample by sample."""
+        width = max(len(leaves) for _, _, leaves in templates)
+        # terms[i, t]: the columns of row (i, t), its c's first (-1 where (14) deleted one), then its z's
+        terms = np.full((gd.n_samples, len(templates), width + z_col.shape[1]), -1, dtype=np.int32)
+        for t, (_, k, leaves) in enumerate(templates):
+            terms[:, t, : len(leaves)] = m.pair_of[:, [leaf_at[b] for b in leaves]]
+            terms[:, t, width:] = z_col + node_at[k]
+        has_row = (terms[:, :, :width] >= 0).any(axis=2)
+        samples, template = np.nonzero(has_row)  # the rows, sample by sample
+        terms = terms[has_row]
+        is_term = terms >= 0
+        rows, place = np.nonzero(is_term)
+        coefs = np.where(place < width, 1.0, float(sign))
+        key_parts = zip(*(key for key, _, _ in templates), strict=True)
+        keys = (samples, *(np.asarray(part)[template] for part in key_parts))
+        return LinearRows(index, keys=keys, variables=variables, rows=rows, cols=terms[is_term], coefs=coefs,
+                          upper=rhs, doc=doc)
 
-    has = set(m.PAIRS)
     if options.strengthen:
         below = {k: ([], []) for k in topo.nodes}  # leaves below the left / right branch of k
         for b, (lt, rt) in topo.paths.items():
@@ -354,33 +397,22 @@ def _add_routing(m, gd: GunlukData, topo: Topology, options: GunlukOptions) -> N
                 below[k][0].append(b)
             for k in rt:
                 below[k][1].append(b)
-
-        @m.Constraint(m.SAMPLES, m.NODES, doc="[GKLMS] (11): at most one leaf left of k, only if i goes left")
-        def left_branch(m, i, k):
-            terms = [m.c[i, b] for b in below[k][0] if (i, b) in has]
-            return sum(terms) <= m.L[i, k] if terms else pyo.Constraint.Skip
-
-        @m.Constraint(m.SAMPLES, m.NODES, doc="[GKLMS] (12): at most one leaf right of k, only if i goes right")
-        def right_branch(m, i, k):
-            terms = [m.c[i, b] for b in below[k][1] if (i, b) in has]
-            return sum(terms) <= 1 - m.L[i, k] if terms else pyo.Constraint.Skip
+        m.left_branch = routing_rows(m.SAMPLES * m.NODES, [((k,), k, below[k][0]) for k in topo.nodes], -1, 0,
+                                     "[GKLMS] (11): sum_{b left of k} c[i,b] <= L(i,k)")
+        m.right_branch = routing_rows(m.SAMPLES * m.NODES, [((k,), k, below[k][1]) for k in topo.nodes], +1, 1,
+                                      "[GKLMS] (12): sum_{b right of k} c[i,b] <= 1 - L(i,k)")
     else:
-        left_rows = [(i, b, k) for (i, b) in m.PAIRS for k in topo.paths[b][0]]
-        right_rows = [(i, b, k) for (i, b) in m.PAIRS for k in topo.paths[b][1]]
-
-        @m.Constraint(left_rows, doc="[GKLMS] (5): c[i,b] <= L(i,k) where b's path turns left at k")
-        def left_path(m, i, b, k):
-            return m.c[i, b] <= m.L[i, k]
-
-        @m.Constraint(right_rows, doc="[GKLMS] (6): c[i,b] <= R(i,k) where b's path turns right at k")
-        def right_path(m, i, b, k):
-            return m.c[i, b] <= 1 - m.L[i, k]
+        turns = [[((b, k), k, [b]) for b in topo.leaves for k in topo.paths[b][side]] for side in (0, 1)]
+        m.left_path = routing_rows(m.PAIRS * m.NODES, turns[0], -1, 0,
+                                   "[GKLMS] (5): c[i,b] <= L(i,k) where b's path turns left at k")
+        m.right_path = routing_rows(m.PAIRS * m.NODES, turns[1], +1, 1,
+                                    "[GKLMS] (6): c[i,b] <= 1 - L(i,k) where b's path turns right at k")
 
     if not options.delete_variables:
-
-        @m.Constraint(m.SAMPLES, doc="[GKLMS] (7): every sample reaches exactly one leaf")
-        def one_leaf_per_sample(m, i):
-            return sum(m.c[i, b] for b in m.LEAVES) == 1
+        pairs = m.pair_of.ravel()
+        m.one_leaf_per_sample = LinearRows(
+            m.SAMPLES, keys=(np.arange(gd.n_samples),), variables=variables, rows=pairs // len(topo.leaves), cols=pairs,
+            coefs=np.ones(len(pairs)), lower=1, upper=1, doc="[GKLMS] (7): every sample reaches exactly one leaf")
 
 
 def _add_anchors(m, gd: GunlukData, topo: Topology) -> None:
@@ -439,24 +471,27 @@ def _add_max_card(m, gd: GunlukData, topo: Topology, options: GunlukOptions) -> 
 
 
 def _add_objective(m, gd: GunlukData, options: GunlukOptions) -> None:
-    w = gd.weights.tolist()
-    C = options.class_weight
-    tp = sum(w[i] * m.c[i, b] for i in m.POS for b in m.POS_LEAVES if (i, b) in m.PAIRS)
-    tn = sum(w[i] * m.c[i, b] for i in m.NEG for b in m.NEG_LEAVES if (i, b) in m.PAIRS)
+    c = var_members(m.c)  # in the order of m.PAIRS, i.e. of m.pair_sample / m.pair_leaf
+    sample_pos = gd.positive[m.pair_sample]
+    tp_at = np.flatnonzero(sample_pos & (m.pair_leaf % 2 == 0))  # positives reaching a positive leaf
+    tn_at = np.flatnonzero(~sample_pos & (m.pair_leaf % 2 == 1))  # negatives reaching a negative leaf
+    w = gd.weights[m.pair_sample]
     if options.min_specificity is not None:
-        tn_count = sum(m.c[i, b] for i in m.NEG for b in m.NEG_LEAVES if (i, b) in m.PAIRS)
         m.tn_target = exact_target(options.min_specificity, len(m.NEG))
-        m.specificity_target = pyo.Constraint(expr=tn_count >= m.tn_target,
+        m.specificity_target = pyo.Constraint(expr=linear_sum(c, tn_at, np.ones(len(tn_at))) >= m.tn_target,
                                               doc="[GKLMS] (15), corrected: TN >= ceil(tau |I-|)")
-        m.true_positives = pyo.Objective(expr=tp, sense=pyo.maximize, doc="[GKLMS] (16): true positives")
+        m.true_positives = pyo.Objective(expr=linear_sum(c, tp_at, w[tp_at]), sense=pyo.maximize,
+                                         doc="[GKLMS] (16): true positives")
     elif options.min_sensitivity is not None:
-        tp_count = sum(m.c[i, b] for i in m.POS for b in m.POS_LEAVES if (i, b) in m.PAIRS)
         m.tp_target = exact_target(options.min_sensitivity, len(m.POS))
-        m.sensitivity_target = pyo.Constraint(expr=tp_count >= m.tp_target,
+        m.sensitivity_target = pyo.Constraint(expr=linear_sum(c, tp_at, np.ones(len(tp_at))) >= m.tp_target,
                                               doc="[GKLMS] (15) mirrored, corrected: TP >= ceil(tau |I+|)")
-        m.true_negatives = pyo.Objective(expr=tn, sense=pyo.maximize, doc="[GKLMS] (16) mirrored: true negatives")
+        m.true_negatives = pyo.Objective(expr=linear_sum(c, tn_at, w[tn_at]), sense=pyo.maximize,
+                                         doc="[GKLMS] (16) mirrored: true negatives")
     else:
-        m.correct = pyo.Objective(expr=tp + C * tn, sense=pyo.maximize,
+        at = np.concatenate((tp_at, tn_at))
+        m.correct = pyo.Objective(expr=linear_sum(c, at, np.concatenate((w[tp_at], options.class_weight * w[tn_at]))),
+                                  sense=pyo.maximize,
                                   doc="[GKLMS] (8a): correctly classified samples, negatives weighted by C")
 
 

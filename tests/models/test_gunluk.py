@@ -80,13 +80,16 @@ def test_figure1_routing():
     m.v[g_of["G1"], 3].set_value(1)  # node 3: a3 goes left
     m.z[col["G1=a3"], 3].set_value(1)
 
+    def L(i, k):  # [GKLMS] (3)
+        return gunluk.left_indicator(m, i, k)
+
     def leaf_of(i):
         return [b for b, (lt, rt) in m.topology.paths.items()
-                if all(pyo.value(m.L[i, k]) == 1 for k in lt) and all(pyo.value(m.L[i, k]) == 0 for k in rt)]
+                if all(pyo.value(L(i, k)) == 1 for k in lt) and all(pyo.value(L(i, k)) == 0 for k in rt)]
 
     assert leaf_of(0) == [1]  # (1,0,0,0,0,1) -> node 2 -> leaf 1
     assert leaf_of(1) == [3]  # (0,0,1,0,1,0) -> node 3 -> leaf 3
-    assert {pyo.value(m.L[i, k]) for i in range(4) for k in m.NODES} <= {0, 1}  # Proposition 1
+    assert {pyo.value(L(i, k)) for i in range(4) for k in m.NODES} <= {0, 1}  # Proposition 1
 
 
 @pytest.mark.parametrize("topology", ["depth2", "depth3", "depth2.5"])
