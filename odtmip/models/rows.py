@@ -51,7 +51,7 @@ def var_members(var) -> list:
 
 def linear_sum(variables, cols, coefs) -> LinearExpression:
     """``sum_p coefs[p] * variables[cols[p]]`` as one Pyomo ``LinearExpression`` (unit coefficients stay bare)."""
-    cols, coefs = np.asarray(cols).tolist(), np.asarray(coefs, dtype=float).tolist()
+    cols, coefs = np.asarray(cols, dtype=np.int64).tolist(), np.asarray(coefs, dtype=float).tolist()
     return LinearExpression([variables[j] if a == 1 else MonomialTermExpression((a, variables[j]))
                              for j, a in zip(cols, coefs, strict=True)])
 
@@ -106,7 +106,8 @@ class LinearRows(IndexedConstraint):
         these sets without a row are simply absent, as with ``Constraint.Skip``.
     keys : tuple of array-like
         The index of every row, one array per index position: row ``r`` is ``m.name[keys[0][r], keys[1][r]]``.
-        The rows' indices must be distinct (checked when the row objects are made).
+        The rows' indices must be distinct (checked when the row objects are made). Give the rows in the order
+        Pyomo iterates the index sets, as the writers and :mod:`odtmip.models._highs` then list them alike.
     variables : sequence of Var components
         The variables the columns refer to: the members of these components, one component after the other.
     rows, cols, coefs : array-like
