@@ -654,7 +654,8 @@ def _read_linear(model, objective):
 
     def add_array_rows(rows) -> None:
         """All rows of an intact :class:`LinearRows` family as one block, without making any expression."""
-        sizes = [len(var) for var in rows.variables]
+        rows.check_variables()
+        sizes = rows.sizes
         if not all(id(var) in member_columns for var in rows.variables):
             # number the components in the order of their first use by a free member, as the compiler does
             fixed = np.concatenate([members_of(var)[1] for var in rows.variables])

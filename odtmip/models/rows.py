@@ -15,7 +15,7 @@ more than assembling the same matrix with numpy. :class:`LinearRows` keeps such 
 
 Columns refer to whole ``Var`` components: with ``variables=[m.c, m.z]``, column ``p`` is the ``p``-th member of
 ``m.c`` (in its iteration order) when ``p < len(m.c)``, else member ``p - len(m.c)`` of ``m.z``. The components
-may gain members later but must not lose any.
+must keep the members they had when the rows were made (checked whenever the rows are read).
 
 The row data follows Pyomo's own pattern for rows made on demand (``TemplateConstraintData``): the slot that
 normally holds the expression holds the row number until an expression is set.
@@ -158,6 +158,7 @@ class LinearRows(IndexedConstraint):
         self.indices = cols
         self.data = coefs
         self.variables = variables
+        self.sizes = [len(v) for v in variables]
         self.row_keys = keys
         self._members = None
 
@@ -191,10 +192,17 @@ class LinearRows(IndexedConstraint):
             raise ValueError(f"{self.name}: the row indices are not distinct")
         return made
 
+    def check_variables(self) -> None:
+        """Raise when a component of ``variables`` gained or lost members (the columns would shift)."""
+        for v, size in zip(self.variables, self.sizes, strict=True):
+            if len(v) != size:
+                raise ValueError(f"{self.name}: variable {v.name} had {size} members when the rows were made and "
+                                 f"has {len(v)} now; make the rows again")
+
     def members(self) -> list:
         """The VarData of every column: the members of ``variables``, one component after the other."""
-        size = sum(len(v) for v in self.variables)
-        if self._members is None or len(self._members) != size:
+        self.check_variables()
+        if self._members is None:
             self._members = [x for v in self.variables for x in var_members(v)]
         return self._members
 

@@ -144,6 +144,17 @@ def test_variables_must_be_components_and_keys_distinct():
         len(m.twice)
 
 
+def test_variables_that_change_their_members_are_caught():
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(6), dense=False)
+    m.x[0], m.x[1]  # noqa: B018  (made in order)
+    m.r = LinearRows(keys=([0],), variables=[m.x], rows=[0, 0], cols=[0, 1], coefs=[1.0, 1.0], upper=1)
+    m.o = pyo.Objective(expr=m.x[0])
+    m.x[5]  # noqa: B018  (a new member)
+    with pytest.raises(ValueError, match="had 2 members"):
+        _highs._compile(m)
+
+
 @settings(max_examples=40, deadline=None, derandomize=True)
 @given(st.data())
 def test_random_families_match_ordinary_constraints(data):
