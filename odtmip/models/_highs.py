@@ -361,7 +361,7 @@ def _compile(model, reader: str = "auto") -> _Compiled:
             [], {}, empty, 0.0, maximize, empty, empty, np.zeros(0, bool), empty, empty,
             np.zeros(1, np.int32), np.zeros(0, np.int32), empty, dict.fromkeys(_STAT_KEYS, 0), raw,
         )  # fmt: skip
-    columns, cost, offset, A, row_lower, row_upper = raw
+    columns, cost, offset, A, row_lower, row_upper, col_of = raw
     n = len(columns)
     inf = hs.kHighsInf
     lb, ub, is_int = _column_bounds(columns, inf)
@@ -377,7 +377,7 @@ def _compile(model, reader: str = "auto") -> _Compiled:
     }
     return _Compiled(
         columns=columns,
-        col_of=dict(zip(map(id, columns), range(n), strict=True)),
+        col_of=col_of or dict(zip(map(id, columns), range(n), strict=True)),
         cost=cost,
         offset=offset,
         maximize=maximize,
@@ -421,7 +421,7 @@ def _column_bounds(columns, inf: float) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 
 def _standard_form(model, inf: float):
-    """(columns, cost, offset, CSR matrix, row_lower, row_upper) from Pyomo's standard-form compiler, or the
+    """(columns, cost, offset, CSR matrix, row_lower, row_upper, None) from Pyomo's standard-form compiler, or the
     compiler's message when a constant constraint is violated."""
     from pyomo.common.errors import InfeasibleConstraintException
     from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
@@ -457,7 +457,7 @@ def _standard_form(model, inf: float):
     n = len(repn.columns)
     cost = repn.c.toarray()[0].astype(float) if repn.c.shape[0] else np.zeros(n)
     offset = float(repn.c_offset[0]) if len(repn.c_offset) else 0.0
-    return repn.columns, cost, offset, A, row_lower, row_upper
+    return repn.columns, cost, offset, A, row_lower, row_upper, None
 
 
 class _NotHandled(Exception):
@@ -468,7 +468,8 @@ def _read_linear(model, objective):
     """Read a linear model's rows straight from its constraint expressions and array families (a fast path for
     the compiler).
 
-    Returns what :func:`_standard_form` returns, with the same rows and columns in the same order: rows in
+    Returns what :func:`_standard_form` returns (its last item, here, the id(VarData) -> column map, or None
+    when unused columns were dropped), with the same rows and columns in the same order: rows in
     ``component_data_objects`` order (a ranged row once), columns in order of first use, where a variable's
     first use numbers every member of its ``Var`` component; fixed variables are constants; columns used
     nowhere and satisfied constant rows are dropped (a violated one gives the compiler's message). Returns
@@ -756,7 +757,8 @@ def _read_linear(model, objective):
                       np.concatenate([np.zeros(0, index)] + [b[1] for b in blocks]).astype(index, copy=False), indptr),
                      shape=(sum(sizes), n))
     A.sum_duplicates()  # a variable twice in one row
-    A.eliminate_zeros()  # and terms that cancel
+    if not A.data.all():
+        A.eliminate_zeros()  # and terms that cancel
     row_lower = np.concatenate([np.zeros(0)] + [b[3] for b in blocks])
     row_upper = np.concatenate([np.zeros(0)] + [b[4] for b in blocks])
     empty = np.diff(A.indptr) == 0
@@ -770,15 +772,15 @@ def _read_linear(model, objective):
             name = owner[r].name if isinstance(owner, list) else owner[list(owner.keys())[r]].name
             return f"model contains a trivially infeasible constraint, '{name}'"
         A, row_lower, row_upper = A[~empty], row_lower[~empty], row_upper[~empty]
-    cost = np.zeros(n)
-    np.add.at(cost, obj_index, obj_values)
+    cost = np.bincount(obj_index, weights=obj_values, minlength=n).astype(float)
     used = (np.bincount(A.indices, minlength=n) > 0) | (cost != 0)
     if not used.all():
         A = A[:, used]
         cost = cost[used]
         columns = [v for v, keep in zip(columns, used.tolist(), strict=True) if keep]
+        col_of = None  # numbered again by the caller
     A.sort_indices()
-    return columns, cost, float(offset), A, row_lower, row_upper
+    return columns, cost, float(offset), A, row_lower, row_upper, col_of
 
 
 def _unknown_components(model) -> bool:

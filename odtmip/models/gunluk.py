@@ -383,12 +383,11 @@ def _add_routing(m, gd: GunlukData, topo: Topology, options: GunlukOptions) -> N
         samples, template = np.nonzero(has_row)  # the rows, sample by sample
         terms = terms[has_row]
         is_term = terms >= 0
-        rows, place = np.nonzero(is_term)
-        coefs = np.where(place < width, 1.0, float(sign))
+        coefs = np.broadcast_to(np.r_[np.ones(width), np.full(z_col.shape[1], float(sign))], terms.shape)
         key_parts = zip(*(key for key, _, _ in templates), strict=True)
         keys = (samples, *(np.asarray(part)[template] for part in key_parts))
-        return LinearRows(index, keys=keys, variables=variables, rows=rows, cols=terms[is_term], coefs=coefs,
-                          upper=rhs, doc=doc)
+        return LinearRows(index, keys=keys, variables=variables, rows=np.repeat(np.arange(len(terms)),
+                          is_term.sum(axis=1)), cols=terms[is_term], coefs=coefs[is_term], upper=rhs, doc=doc)
 
     if options.strengthen:
         below = {k: ([], []) for k in topo.nodes}  # leaves below the left / right branch of k

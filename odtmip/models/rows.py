@@ -151,7 +151,7 @@ class LinearRows(IndexedConstraint):
             raise ValueError("every row needs lower <= upper")
         if ((self.lower == -np.inf) & (self.upper == np.inf)).any():
             raise ValueError("every row needs a finite lower or upper bound")
-        if (np.diff(rows) < 0).any():  # CSR: row by row, terms in their given order
+        if len(rows) > 1 and (rows[1:] < rows[:-1]).any():  # CSR: row by row, terms in their given order
             order = np.argsort(rows, kind="stable")
             cols, coefs = cols[order], coefs[order]
         self.indptr = np.concatenate(([0], np.cumsum(counts)))
