@@ -17,7 +17,7 @@ the objective sense and constant, and loading values back. Variables that are fi
 column; they keep their Pyomo values. Python's cyclic garbage collector is paused while a model is read
 (:func:`paused_gc`).
 
-Measured on odtmip's Günlük depth-3 model (``benchmarks/mip_build.py``: fresh process per run, minimum of 5,
+Measured on odtmip's Günlük depth-3 model (``benchmarks/mip_build.py``: fresh process per run, minimum of 7,
 wall seconds on a shared 2-core box, highspy 1.15.1, Pyomo 6.10.1). "Rules" is the same model with every row an
 indexed ``Constraint`` rule and this reader walking the expressions; "arrays" is the model as built now, with
 the per-sample rows as ``LinearRows``; "direct" builds the same matrix with numpy and passes it to HiGHS:
@@ -25,8 +25,8 @@ the per-sample rows as ``LinearRows``; "direct" builds the same matrix with nump
 =========  ==============================  ===================  ====================  =========
 N          rows / columns / nonzeros       rules: build + hand  arrays: build + hand  direct
 =========  ==============================  ===================  ====================  =========
-2 000      20 317 / 8 350 / 224 690        0.15 + 0.15 s        0.017 + 0.013 s       0.016 s
-10 000     100 317 / 40 350 / 1 120 690    0.76 + 0.83 s        0.074 + 0.057 s       0.072 s
+2 000      20 317 / 8 350 / 224 690        0.15 + 0.15 s        0.015 + 0.013 s       0.015 s
+10 000     100 317 / 40 350 / 1 120 690    0.76 + 0.83 s        0.062 + 0.055 s       0.063 s
 =========  ==============================  ===================  ====================  =========
 
 Where the remaining time goes at N = 10 000: making the 40 000 Pyomo variables c (0.015 s), the routing rows'
