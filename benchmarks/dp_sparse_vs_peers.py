@@ -36,13 +36,13 @@ import contextlib
 import io
 import json
 import math
-import os
 import statistics
-import subprocess
 import sys
 import time
 import warnings
 from pathlib import Path
+
+from _peers import data_folder, dataset_path, fresh_compile_seconds, installed, run_worker
 
 DEFAULT_DATASETS = [
     "anneal", "audiology", "australian-credit", "breast-wisconsin", "diabetes", "german-credit",
@@ -51,25 +51,6 @@ DEFAULT_DATASETS = [
 ]
 SOLVERS = ("odtmip", "streed", "gosdt")
 AGREE = 1e-9
-
-
-def data_dir(cli: str | None) -> Path:
-    """The data folder: ``--data``, ``$ODTMIP_DATA``, or ``shared/datasets`` beside the repository."""
-    if cli:
-        return Path(cli)
-    env = os.environ.get("ODTMIP_DATA")
-    if env:
-        return Path(env)
-    import odtmip
-
-    return Path(odtmip.__file__).resolve().parents[1].parent / "shared" / "datasets"
-
-
-def dataset_path(folder: Path, name: str) -> Path | None:
-    for cand in (folder / "binary" / f"{name}.txt", folder / "binary" / f"{name}.txt.gz"):
-        if cand.exists():
-            return cand
-    return None
 
 
 # ----------------------------------------------------------------------------------------------- worker
@@ -137,28 +118,11 @@ def worker(solver: str, path: str, lam: float, depth: int, limit: float) -> dict
 
 
 def available(solver: str) -> bool:
-    module = {"odtmip": "odtmip.dp", "streed": "pystreed", "gosdt": "gosdt"}[solver]
-    probe = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True)
-    return probe.returncode == 0
+    return installed({"odtmip": "odtmip.dp", "streed": "pystreed", "gosdt": "gosdt"}[solver])
 
 
 def run(solver: str, path: Path, lam: float, depth: int, limit: float) -> dict:
-    cmd = [sys.executable, __file__, "--worker", solver, str(path), repr(lam), str(depth), str(limit)]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=limit * 3 + 120)
-    except subprocess.TimeoutExpired:
-        return {"solver": solver, "error": "killed after 3 x the time limit"}
-    if proc.returncode != 0:
-        return {"solver": solver, "error": proc.stderr.strip().splitlines()[-1] if proc.stderr else "failed"}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def fresh_compile_seconds() -> float:
-    """Compile time of the kernels with numba's disk cache off, in a subprocess."""
-    code = "from odtmip.dp import warm_up; print(warm_up())"
-    env = dict(os.environ, ODTMIP_NUMBA_CACHE="0")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
-    return float(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else float("nan")
+    return run_worker(__file__, solver, [str(path), repr(lam), str(depth), str(limit)], limit)
 
 
 # ----------------------------------------------------------------------------------------------- main
@@ -178,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(worker(solver, path, float(lam), int(depth), float(limit))))
         return 0
 
-    folder = data_dir(args.data)
+    folder = data_folder(args.data)
     solvers = []
     for s in args.solvers:
         if available(s):

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import time
 import warnings
 from pathlib import Path
+
+from _peers import data_folder, dataset_path, fresh_compile_seconds, installed, run_worker
 
 DEFAULT_DATASETS = [
     "anneal", "audiology", "australian-credit", "breast-wisconsin", "diabetes", "german-credit",
@@ -37,22 +37,6 @@ DEFAULT_DATASETS = [
     "tic-tac-toe", "vehicle", "vote", "yeast",
 ]
 SOLVERS = ("odtmip", "streed", "dl85")
-
-
-def data_dir(cli: str | None) -> Path:
-    if cli:
-        return Path(cli)
-    env = os.environ.get("ODTMIP_DATA")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
-
-
-def dataset_path(folder: Path, name: str) -> Path | None:
-    for cand in (folder / "binary" / f"{name}.txt", folder / "binary" / f"{name}.txt.gz"):
-        if cand.exists():
-            return cand
-    return None
 
 
 # ----------------------------------------------------------------------------------------------- worker
@@ -101,25 +85,11 @@ def worker(solver: str, path: str, depth: int, limit: float) -> dict:
 
 
 def available(solver: str) -> bool:
-    module = {"odtmip": "odtmip.dp", "streed": "pystreed", "dl85": "pydl85"}[solver]
-    probe = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True)
-    return probe.returncode == 0
+    return installed({"odtmip": "odtmip.dp", "streed": "pystreed", "dl85": "pydl85"}[solver])
 
 
 def run(solver: str, path: Path, depth: int, limit: float) -> dict:
-    cmd = [sys.executable, __file__, "--worker", solver, str(path), str(depth), str(limit)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=limit * 3 + 120)
-    if proc.returncode != 0:
-        return {"solver": solver, "error": proc.stderr.strip().splitlines()[-1] if proc.stderr else "failed"}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def fresh_compile_seconds() -> float:
-    """Compile time of the kernels with numba's disk cache off, in a subprocess."""
-    code = "from odtmip.dp import warm_up; print(warm_up())"
-    env = dict(os.environ, ODTMIP_NUMBA_CACHE="0")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
-    return float(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else float("nan")
+    return run_worker(__file__, solver, [str(path), str(depth), str(limit)], limit)
 
 
 # ----------------------------------------------------------------------------------------------- main
@@ -137,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(worker(solver, path, int(depth), float(limit))))
         return 0
 
-    folder = data_dir(args.data)
+    folder = data_folder(args.data)
     solvers = []
     for s in args.solvers:
         if available(s):
