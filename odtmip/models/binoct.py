@@ -421,11 +421,12 @@ def build_model(data: Dataset, max_depth: int, options: BinOCTOptions = BinOCTOp
     _add_index_sets(m, bd)
     _add_split_variables(m, bd)  # f, t; one feature per node
     _add_routing(m, bd)  # l; one leaf per row; (R_ν), (L_ν), (MinMax)
-    _add_predictions(m, bd)  # p, e; one class per leaf; leaf errors
+    l_vars = var_members(m.l)  # for the sums over rows below, built in one step (linear_sum)
+    _add_predictions(m, bd, l_vars)  # p, e; one class per leaf; leaf errors
     if bd.pass_through:
-        _add_root_pass_through(m, bd)  # s: the single-leaf tree
+        _add_root_pass_through(m, bd, l_vars)  # s: the single-leaf tree
     if options.leaf_penalty > 0:
-        _add_leaf_activity(m, bd)  # α, (28)
+        _add_leaf_activity(m, bd, l_vars)  # α, (28)
     if options.surplus_bit_fix:
         _add_surplus_bit_fix(m, bd)
     _add_objective(m, bd, options)
@@ -452,7 +453,7 @@ def _add_split_variables(m, bd: BinOCTData) -> None:
         return sum(m.f[n, f] for f in m.FEATURES) == 1
 
 
-def _add_root_pass_through(m, bd: BinOCTData) -> None:
+def _add_root_pass_through(m, bd: BinOCTData, l_vars: list) -> None:
     m.SPINE = pyo.Set(initialize=bd.spine, doc="the root's right spine 1, 3, 7, ... (switched off by s)")
     m.s = pyo.Var(domain=pyo.Binary,
                   doc="s = 1: the tree is a single leaf; the spine does not split, every row reaches the last leaf")
@@ -465,7 +466,7 @@ def _add_root_pass_through(m, bd: BinOCTData) -> None:
     others = [lf for lf in range(bd.n_leaves) if lf != bd.n_leaves - 1]
     at = _l_at(bd, m.ROWS, others)
     m.pass_through_single_leaf = pyo.Constraint(
-        expr=linear_sum(var_members(m.l), at, np.ones(len(at))) <= bd.n_rows * (1 - m.s),
+        expr=linear_sum(l_vars, at, np.ones(len(at))) <= bd.n_rows * (1 - m.s),
         doc="pass-through: with s = 1 every row reaches the rightmost leaf (odtmip addition)")
 
 
@@ -545,12 +546,11 @@ def _l_at(bd: BinOCTData, rows, leaves) -> np.ndarray:
     return (rows[:, None] * bd.n_leaves + leaves[None, :]).ravel()
 
 
-def _add_predictions(m, bd: BinOCTData) -> None:
+def _add_predictions(m, bd: BinOCTData, l_vars: list) -> None:
     m.p = pyo.Var(m.LEAVES, m.CLASSES, domain=pyo.Binary, doc="p[l,c] = 1: leaf l predicts class c")
     m.e = pyo.Var(m.LEAVES, m.CLASSES, domain=pyo.NonNegativeReals,
                   doc="e[l,c]: weight of the class-c rows in leaf l that are misclassified")
     rows_of_class = [np.flatnonzero(bd.y == c) for c in range(bd.n_classes)]
-    l_vars = var_members(m.l)
 
     @m.Constraint(m.LEAVES, doc="[VZ19]: every leaf predicts exactly one class")
     def one_class_per_leaf(m, lf):
@@ -564,10 +564,8 @@ def _add_predictions(m, bd: BinOCTData) -> None:
         return linear_sum(l_vars, _l_at(bd, rows, [lf]), bd.weights[rows]) - big_m * m.p[lf, c] <= m.e[lf, c]
 
 
-def _add_leaf_activity(m, bd: BinOCTData) -> None:
+def _add_leaf_activity(m, bd: BinOCTData, l_vars: list) -> None:
     m.alpha = pyo.Var(m.LEAVES, domain=pyo.Binary, doc="α[l] = 1: leaf l is non-empty (pays λ)")
-
-    l_vars = var_members(m.l)
 
     @m.Constraint(m.LEAVES, doc="[HRS19] (28): a leaf reached by any row is non-empty")
     def non_empty_leaf(m, lf):

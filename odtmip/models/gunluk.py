@@ -322,7 +322,6 @@ def _add_index_sets(m, gd: GunlukData, topo: Topology, options: GunlukOptions) -
     samples, leaf_at = np.nonzero(has)  # sample by sample, leaves left to right
     m.PAIRS = pyo.SetOf(list(zip(samples.tolist(), leaves[leaf_at].tolist(), strict=True)),
                         doc="(i, b) pairs that have a routing variable c")
-    m.pair_sample, m.pair_leaf = samples, leaves[leaf_at]  # the pairs as arrays
     # pair_of[i, l]: position of c[i, leaves[l]] in m.c (the order of m.PAIRS), -1 where (14) deleted it
     m.pair_of = np.full(has.shape, -1, dtype=np.int64)
     m.pair_of[samples, leaf_at] = np.arange(len(samples))
@@ -470,11 +469,12 @@ def _add_max_card(m, gd: GunlukData, topo: Topology, options: GunlukOptions) -> 
 
 
 def _add_objective(m, gd: GunlukData, options: GunlukOptions) -> None:
-    c = var_members(m.c)  # in the order of m.PAIRS, i.e. of m.pair_sample / m.pair_leaf
-    sample_pos = gd.positive[m.pair_sample]
-    tp_at = np.flatnonzero(sample_pos & (m.pair_leaf % 2 == 0))  # positives reaching a positive leaf
-    tn_at = np.flatnonzero(~sample_pos & (m.pair_leaf % 2 == 1))  # negatives reaching a negative leaf
-    w = gd.weights[m.pair_sample]
+    c = var_members(m.c)  # in the order of m.PAIRS
+    samples, leaf_at = np.nonzero(m.pair_of >= 0)  # (i, b) of every c, in the same order
+    sample_pos, leaf = gd.positive[samples], np.asarray(m.topology.leaves)[leaf_at]
+    tp_at = np.flatnonzero(sample_pos & (leaf % 2 == 0))  # positives reaching a positive leaf
+    tn_at = np.flatnonzero(~sample_pos & (leaf % 2 == 1))  # negatives reaching a negative leaf
+    w = gd.weights[samples]
     if options.min_specificity is not None:
         m.tn_target = exact_target(options.min_specificity, len(m.NEG))
         m.specificity_target = pyo.Constraint(expr=linear_sum(c, tn_at, np.ones(len(tn_at))) >= m.tn_target,
