@@ -280,6 +280,16 @@ def class_counts(bits, cbits, wts, yv, K, unit, out):
             word &= word - np.uint64(1)
 
 
+@njit(cache=NUMBA_CACHE, inline="always")
+def _word_weight(word, base, wts):
+    """Total weight of the rows set in one 64-bit ``word`` whose first row is ``base``."""
+    s = 0.0
+    while word:
+        s += wts[base + np.int64(trailing_zeros(word))]
+        word &= word - np.uint64(1)
+    return s
+
+
 @njit(cache=NUMBA_CACHE)
 def bits_weight(bits, wts, unit):
     """Total weight of the rows in ``bits``."""
@@ -287,45 +297,34 @@ def bits_weight(bits, wts, unit):
         return np.float64(bits_count(bits))
     s = 0.0
     for i in range(bits.shape[0]):
-        word = bits[i]
-        while word:
-            s += wts[i * 64 + np.int64(trailing_zeros(word))]
-            word &= word - np.uint64(1)
+        s += _word_weight(bits[i], i * 64, wts)
+    return s
+
+
+@njit(cache=NUMBA_CACHE, inline="always")
+def _and_weight(a, b, flip, wts, unit):
+    """Total weight of the rows in ``a & (b ^ flip)``: flip = 0 for a and b, all ones for a and not b."""
+    if unit:
+        n = np.uint64(0)
+        for i in range(a.shape[0]):
+            n += popcount(a[i] & (b[i] ^ flip))
+        return np.float64(n)
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += _word_weight(a[i] & (b[i] ^ flip), i * 64, wts)
     return s
 
 
 @njit(cache=NUMBA_CACHE)
 def weight_minus(a, b, wts, unit):
     """Total weight of the rows in ``a`` and not in ``b`` (|D_old \\ D_new| of [MurTree] §4.5)."""
-    if unit:
-        s = np.uint64(0)
-        for i in range(a.shape[0]):
-            s += popcount(a[i] & ~b[i])
-        return np.float64(s)
-    s = 0.0
-    for i in range(a.shape[0]):
-        word = a[i] & ~b[i]
-        while word:
-            s += wts[i * 64 + np.int64(trailing_zeros(word))]
-            word &= word - np.uint64(1)
-    return s
+    return _and_weight(a, b, ~np.uint64(0), wts, unit)
 
 
 @njit(cache=NUMBA_CACHE)
 def masked_weight(a, b, wts, unit):
     """Total weight of the rows in both ``a`` and ``b``."""
-    if unit:
-        s = np.uint64(0)
-        for i in range(a.shape[0]):
-            s += popcount(a[i] & b[i])
-        return np.float64(s)
-    s = 0.0
-    for i in range(a.shape[0]):
-        word = a[i] & b[i]
-        while word:
-            s += wts[i * 64 + np.int64(trailing_zeros(word))]
-            word &= word - np.uint64(1)
-    return s
+    return _and_weight(a, b, np.uint64(0), wts, unit)
 
 
 @njit(cache=NUMBA_CACHE)

@@ -183,6 +183,20 @@ def _cell_cost(cell, K, code, minrows):
     return leaf_cost(cell, K, code)[0]
 
 
+@njit(cache=NUMBA_CACHE, inline="always")
+def _record_pair(i, j, l00, l01, l10, l11, bLc, bLf, bRc, bRf, tol):
+    """Keep the best child split per side for two roots per pair: root i with a child split on j, and root j
+    with a child split on i (cell lab: a = row has column i, b = row has column j)."""
+    if l00 + l01 < bLc[i] - tol:
+        bLc[i], bLf[i] = l00 + l01, j
+    if l10 + l11 < bRc[i] - tol:
+        bRc[i], bRf[i] = l10 + l11, j
+    if l00 + l10 < bLc[j] - tol:
+        bLc[j], bLf[j] = l00 + l10, i
+    if l01 + l11 < bRc[j] - tol:
+        bRc[j], bRf[j] = l01 + l11, i
+
+
 @njit(cache=NUMBA_CACHE)
 def _pairs_general(d2, na, nw, s, bitset, cnt, K, code, minrows, tol):
     """Phase 2 for any K and cost: best child split of each side of each root, over all feature pairs."""
@@ -219,15 +233,7 @@ def _pairs_general(d2, na, nw, s, bitset, cnt, K, code, minrows, tol):
             l01 = _cell_cost(cell[1], K, code, minrows)
             l10 = _cell_cost(cell[2], K, code, minrows)
             l11 = _cell_cost(cell[3], K, code, minrows)
-            # two roots per pair: root i with a child split on j, and root j with a child split on i
-            if l00 + l01 < bLc[i] - tol:
-                bLc[i], bLf[i] = l00 + l01, j
-            if l10 + l11 < bRc[i] - tol:
-                bRc[i], bRf[i] = l10 + l11, j
-            if l00 + l10 < bLc[j] - tol:
-                bLc[j], bLf[j] = l00 + l10, i
-            if l01 + l11 < bRc[j] - tol:
-                bRc[j], bRf[j] = l01 + l11, i
+            _record_pair(i, j, l00, l01, l10, l11, bLc, bLf, bRc, bRf, tol)
 
 
 @njit(cache=NUMBA_CACHE, inline="always")
@@ -267,14 +273,7 @@ def _pairs_binary(d2, na, nw, cnt, minrows, tol):
             l10 = _binary_cost(ni - t, pi - q, minrows)
             l01 = _binary_cost(nj - t, pj - q, minrows)
             l00 = _binary_cost(big_n - ni - nj + t, big_p - pi - pj + q, minrows)
-            if l00 + l01 < bLc[i] - tol:
-                bLc[i], bLf[i] = l00 + l01, j
-            if l10 + l11 < bRc[i] - tol:
-                bRc[i], bRf[i] = l10 + l11, j
-            if l00 + l10 < bLc[j] - tol:
-                bLc[j], bLf[j] = l00 + l10, i
-            if l01 + l11 < bRc[j] - tol:
-                bRc[j], bRf[j] = l01 + l11, i
+            _record_pair(i, j, l00, l01, l10, l11, bLc, bLf, bRc, bRf, tol)
 
 
 @njit(cache=NUMBA_CACHE)
