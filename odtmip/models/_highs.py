@@ -38,9 +38,14 @@ the rule-built model, and the contrib ``set_instance`` route 11.5 s.
 Other decisions, each measured
 ------------------------------
 * A fresh ``highspy.Highs`` per call. A re-used object silently warm-starts from its previous solution.
-* The HiGHS log always goes to a logging callback, never to the console (HiGHS prints to stdout). The text
-  lands in :attr:`MipRun.log`, and on stderr when ``HighsOptions.log`` is true.
-* Warm-start acceptance is read from HiGHS's own log (see :func:`_start_verdict`).
+* Nothing HiGHS writes reaches the process's stdout: its log goes to a logging callback, and whatever it writes
+  to the console itself (highspy 1.16 prints a banner when a ``Highs`` is made) is captured at the file
+  descriptor level (:func:`console_captured`). The text lands in :attr:`MipRun.log`, and on stderr when
+  ``HighsOptions.log`` is true.
+* No decision is read from HiGHS's log, whose wording changes between releases. A partial warm start is
+  completed here, in a separate ``Highs`` (:func:`_complete_starts`), and checked by linear algebra
+  (:func:`_feasible_start`), so HiGHS only ever receives full, feasible starts; whether it kept one is read
+  from its incumbent (:func:`_start_verdict`).
 * HiGHS fixes its global thread scheduler at the first run in a process. When the requested ``threads``
   differs from the previous run's, we reset it (``Highs.resetGlobalScheduler``). Do not run solves with
   different thread counts concurrently in one process.
@@ -50,13 +55,15 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import logging
 import math
-import re
+import os
 import sys
+import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 from operator import attrgetter
@@ -81,7 +88,8 @@ __all__ = [
 
 logger = logging.getLogger("odtmip")
 
-INSTALL_HINT = "HiGHS is not available: install it with `pip install 'highspy>=1.15'`."
+HIGHSPY_RANGE = ">=1.15.0,<1.17"  # as pyproject.toml declares it (a test holds the two together)
+INSTALL_HINT = f"HiGHS is not available: install it with `pip install 'highspy{HIGHSPY_RANGE}'`."
 
 # Options that HighsOptions sets through its own fields, or that this adapter must control itself.
 _RESERVED = {
@@ -104,18 +112,37 @@ _CLOSED_GAP = 1e-6
 # Availability
 
 
+# The oldest highspy odtmip supports (the lower end of HIGHSPY_RANGE; .ci/run tests both ends of the range).
+OLDEST_HIGHSPY = (1, 15, 0)
+
+
 def _highspy():
     """Import and return ``highspy``, or raise :class:`SolverUnavailableError`."""
     try:
         import highspy
     except ImportError as exc:
         raise SolverUnavailableError(INSTALL_HINT) from exc
-    # The callback API used here (event subscriptions, repairSolution) is recent; tested with 1.15.1.
-    if not hasattr(getattr(highspy, "cb", None), "HighsCallbackInput") or not hasattr(
-        highspy.cb.HighsCallbackInput, "repairSolution"
-    ):
-        raise SolverUnavailableError(f"highspy is too old for odtmip. {INSTALL_HINT}")
+    version = _release(highspy)
+    if version is not None and version < OLDEST_HIGHSPY:
+        raise SolverUnavailableError(f"highspy {'.'.join(map(str, version))} is too old for odtmip. {INSTALL_HINT}")
     return highspy
+
+
+def _release(module) -> tuple[int, ...] | None:
+    """The installed distribution's release numbers, e.g. (1, 16, 0); None when they cannot be read."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        text = version(module.__name__)
+    except PackageNotFoundError:
+        return None
+    numbers = []
+    for part in text.split(".")[:3]:
+        digits = "".join(itertools.takewhile(str.isdigit, part))
+        if not digits:
+            break
+        numbers.append(int(digits))
+    return tuple(numbers) or None
 
 
 def highs_available() -> bool:
@@ -232,21 +259,25 @@ class MipRun:
     handoff_seconds : float
         Pyomo model → HiGHS (standard-form compile, arrays, ``passModel``).
     solve_seconds : float
-        The HiGHS run (``Highs.run``), wall clock.
+        Completing the starts and the HiGHS run (``Highs.run``), wall clock.
     warm_start_given : bool
-        True when at least one start value reached HiGHS.
+        True when the warm start had at least one value for a column HiGHS sees.
     warm_start_accepted : bool or None
-        HiGHS's verdict on the start, read from its log; ``None`` when no start was given, or when HiGHS
-        did not report (only seen when presolve solves the whole model after a partial start).
+        True when the start (completed, if partial) is a feasible point of the model and HiGHS's final incumbent
+        is at least as good; False when it could not be completed to a feasible point or HiGHS ended worse
+        than it; ``None`` when no start was given. Decided from the start and the solver's state, never from
+        its log (see :func:`_start_verdict`).
     warm_start_objective : float or None
-        Objective of the accepted start (after HiGHS completed a partial one); ``None`` otherwise.
+        Objective of the accepted start (after completion); ``None`` otherwise.
     trajectory : list of (float, float, float)
         ``(seconds, primal bound, dual bound)`` from HiGHS's callbacks, in order, ending with the final
         values. Kept monotone: the primal never worsens and the dual never weakens.
     log : str
-        The HiGHS log.
+        The HiGHS log, with whatever HiGHS wrote to the console (see :func:`console_captured`).
     statistics : dict
         :func:`model_statistics` of the model as handed to HiGHS.
+    start_seconds : float
+        Completing and verifying the warm starts (part of ``solve_seconds``).
     """
 
     status: Status
@@ -265,6 +296,7 @@ class MipRun:
     trajectory: list[tuple[float, float, float]]
     log: str
     statistics: dict = field(default_factory=dict)
+    start_seconds: float = 0.0
 
 
 # ====================================================================================================
@@ -900,73 +932,87 @@ def _option_items(options: HighsOptions, mip: bool) -> list[tuple[str, Any]]:
 
 
 class _Recorder:
-    """HiGHS callbacks: log capture, trajectory, user solutions."""
+    """HiGHS callbacks: log capture, trajectory, further solutions fed during the search."""
 
     def __init__(self, echo: bool):
         self.echo = echo
         self.parts: list[str] = []
         self.points: list[tuple[float, float, float]] = []
-        self.error: BaseException | None = None
-        # While HiGHS completes a partial start it runs a sub-MIP with the start's values fixed; its dual
-        # bound is not valid for the full model, so its callbacks are ignored.
-        self.completing = False
-        self.user_solutions: Callable[[], list] | None = None
-        self.pending: list[tuple[np.ndarray, np.ndarray, bool]] = []
-        self.to_vectors: Callable | None = None
+        self.pending: list[np.ndarray] = []  # full, verified column vectors, handed over one per poll
 
-    def on_log(self, e) -> None:
-        message = e.message
+    def write(self, message: str) -> None:
         self.parts.append(message)
         if self.echo:
             sys.stderr.write(message)
-        if "Attempting to find feasible solution by solving MIP" in message:
-            self.completing = True
-        elif self.completing and "Solving report" in message:
-            self.completing = False
+
+    def on_log(self, e) -> None:
+        self.write(e.message)
 
     def on_improving(self, e) -> None:
-        if not self.completing:
-            d = e.data_out
-            self.points.append((d.running_time, d.objective_function_value, d.mip_dual_bound))
+        d = e.data_out
+        self.points.append((d.running_time, d.objective_function_value, d.mip_dual_bound))
 
     def on_mip_log(self, e) -> None:
-        if not self.completing:
-            d = e.data_out
-            self.points.append((d.running_time, d.mip_primal_bound, d.mip_dual_bound))
+        d = e.data_out
+        self.points.append((d.running_time, d.mip_primal_bound, d.mip_dual_bound))
 
     def on_user_solution(self, e) -> None:
-        if self.completing or self.error is not None:
-            return
-        try:
-            if not self.pending:
-                for assignment in self.user_solutions() or ():
-                    self.pending.append(self.to_vectors(assignment))
-            while self.pending:
-                idx, val, full = self.pending.pop(0)
-                if len(idx) == 0:
-                    continue
-                if full:
-                    e.data_in.setSolution(val)
-                else:
-                    e.data_in.setSolution(idx, val)
-                    e.data_in.repairSolution()  # HiGHS completes the missing values
-                break
-        except BaseException as exc:  # re-raised after the run: an exception must not unwind through HiGHS
-            self.error = exc
-
-    def on_interrupt(self, e) -> None:
-        # HiGHS reads user_interrupt only in its interrupt callback; stop once a user callback has failed.
-        if self.error is not None:
-            e.data_in.user_interrupt = True
+        if self.pending:
+            e.data_in.setSolution(self.pending.pop(0))
 
     @property
     def text(self) -> str:
         return "".join(self.parts)
 
 
+_console_lock = threading.Lock()
+_console_users = 0
+_console_saved: tuple[int, Any] | None = None  # (the real stdout's descriptor, the file that replaces it)
+
+
+@contextlib.contextmanager
+def console_captured(recorder: _Recorder | None = None):
+    """Keep C code from writing to the process's standard output while HiGHS is in use.
+
+    HiGHS writes some lines straight to file descriptor 1, whatever its options say (highspy 1.16 prints its
+    banner when a ``Highs`` is constructed), which would corrupt ``odtmip ... --json``. Inside this context
+    descriptor 1 points to a temporary file; on exit it is restored and what was written goes to ``recorder``'s log
+    (and to stderr when the recorder echoes). Python's own ``sys.stdout`` is flushed first, so nothing it buffered
+    is lost. Nested and concurrent use share one redirection, which the last one out restores; then only that one
+    receives the text. The same technique as Pyomo's own HiGHS interface (``capture_output(capture_fd=True)``).
+    """
+    global _console_users, _console_saved
+    with _console_lock:
+        if _console_users == 0:
+            sys.stdout.flush()
+            sink = tempfile.TemporaryFile()
+            real = os.dup(1)
+            os.dup2(sink.fileno(), 1)
+            _console_saved = (real, sink)
+        _console_users += 1
+    try:
+        yield
+    finally:
+        with _console_lock:
+            _console_users -= 1
+            if _console_users == 0:
+                real, sink = _console_saved
+                _console_saved = None
+                os.dup2(real, 1)
+                os.close(real)
+                sink.seek(0)
+                text = sink.read().decode(errors="replace")
+                sink.close()
+                if text:
+                    logger.debug("HiGHS console output: %s", text.strip())
+                    if recorder is not None:
+                        recorder.write(text)
+
+
 def _new_highs(hs, options: HighsOptions, mip: bool, recorder: _Recorder):
     """A fresh, silent ``Highs`` with the run's options and the recorder's log callback."""
-    h = hs.Highs()
+    with console_captured(recorder):
+        h = hs.Highs()
     h.setOptionValue("log_to_console", False)  # HiGHS would print to stdout
     h.setOptionValue("output_flag", False)  # quiet while options are checked
     items = []
@@ -980,6 +1026,13 @@ def _new_highs(hs, options: HighsOptions, mip: bool, recorder: _Recorder):
     h.cbLogging.subscribe(recorder.on_log)
     h.setOptionValue("output_flag", True)
     return h
+
+
+def _run(hs, h, threads: int | None, recorder: _Recorder | None = None) -> None:
+    """``h.run()`` with the process's thread scheduler set for ``threads`` and the console captured."""
+    with console_captured(recorder):
+        _use_threads(hs, threads)
+        h.run()
 
 
 # ====================================================================================================
@@ -999,63 +1052,69 @@ def _start_vectors(comp: _Compiled, assignment: Iterable) -> tuple[np.ndarray, n
             values[j] = float(value)
     idx = np.fromiter(values.keys(), dtype=np.int32, count=len(values))
     val = np.fromiter(values.values(), dtype=float, count=len(values))
-    full = len(values) == len(comp.columns) and len(values) > 0
-    if full:
-        order = np.argsort(idx)
-        idx, val = idx[order], val[order]
-    return idx, val, full
+    order = np.argsort(idx)
+    idx, val = idx[order], val[order]
+    return idx, val, len(values) == len(comp.columns) and len(values) > 0
 
 
-_START_LINE = re.compile(r"MIP start solution is (feasible|infeasible), objective value is (\S+)")
-_START_REJECTED = (
-    "cannot yield feasible solution",  # every discrete value given, and they violate a row
-    "error trying to find feasible solution",
-)
-_COMPLETION = re.compile(r"Attempting to find feasible solution by solving (MIP|LP)")
+# Largest violation of a row, a bound or integrality that a start may have: HiGHS's default
+# primal_feasibility_tolerance (1e-7), below its mip_feasibility_tolerance (1e-6), so HiGHS accepts what passes here.
+_START_TOLERANCE = 1e-7
 
 
-def _start_verdict(log: str, start_objective: float | None) -> tuple[bool | None, float | None]:
-    """HiGHS's verdict on a MIP start, read from its log: (accepted, objective).
+def _feasible_start(comp: _Compiled, x: np.ndarray) -> np.ndarray | None:
+    """``x`` with its integer columns rounded when it satisfies every bound, integrality and row of ``comp``
+    within :data:`_START_TOLERANCE`; None otherwise. Plain linear algebra: no solver is asked."""
+    tol = _START_TOLERANCE
+    x = np.asarray(x, dtype=float).copy()
+    if x.shape != (len(comp.columns),) or not np.isfinite(x).all():
+        return None
+    rounded = np.round(x[comp.is_int])
+    if (np.abs(x[comp.is_int] - rounded) > tol).any():
+        return None
+    x[comp.is_int] = rounded
+    if (x < comp.col_lower - tol).any() or (x > comp.col_upper + tol).any():
+        return None
+    rows = np.repeat(np.arange(len(comp.row_lower)), np.diff(comp.a_start))
+    activity = np.bincount(rows, weights=comp.a_value * x[comp.a_index], minlength=len(comp.row_lower))
+    if (activity < comp.row_lower - tol).any() or (activity > comp.row_upper + tol).any():
+        return None
+    return x
 
-    1. ``MIP start solution is feasible|infeasible, objective value is X``: printed when the MIP solver
-       sets up with the start (completed first when it was partial). Decisive.
-    2. ``... cannot yield feasible solution`` / ``... error trying to find feasible solution``: rejected
-       before the MIP solver starts.
-    3. No line 1 although the branch-and-bound set-up ran (``Solving MIP model with``) after the start was
-       processed: HiGHS dropped the start (e.g. its completion sub-MIP or LP was infeasible).
-    4. Otherwise presolve solved the whole model, so line 1 never came. HiGHS's feasibility assessment of
-       a full start (``Row infeasibilities`` etc.) then decides, and the objective is the start's own
-       (``start_objective``); for a partial start the completion's report status decides.
+
+def _complete_starts(hs, comp: _Compiled, starts: list, options: HighsOptions, deadline: float | None) -> list:
+    """Full, verified column vectors for ``starts`` (``(idx, val, full)`` each); None where a start cannot be
+    completed to a feasible point (or the deadline passed first).
+
+    A partial start is completed the way HiGHS completes one internally, but here, in a separate ``Highs``: the
+    given columns are fixed at their values and the rest of the model is solved (an LP when every integer column is
+    given; otherwise a sub-MIP of at most 500 nodes, HiGHS's ``mip_max_start_nodes``). HiGHS then only ever
+    receives full starts, so its callbacks and bounds all belong to the main search, and whether a start was
+    feasible is decided by :func:`_feasible_start`, never by the solver's log.
     """
-    m = _START_LINE.search(log)
-    if m:
-        accepted = m.group(1) == "feasible"
-        return accepted, (float(m.group(2)) if accepted else None)
-    if any(s in log for s in _START_REJECTED):
-        return False, None
-    completion = _COMPLETION.search(log)
-    tail = log[completion.end() :] if completion else log
-    if completion:
-        # The completion run ends with its own report; what follows belongs to the main solve.
-        report = re.search(r"^\s*(?:Status|Model status\s*:)\s+(\S.*)$", tail, re.M)
-        main = tail[report.end() :] if report else ""
-        if "Solving MIP model with" in main:
-            return False, None
-        if report:
-            status = report.group(1).strip().lower()
-            if status == "optimal":
-                value = re.search(r"^\s*(?:Primal bound|Objective value\s*:)\s+(\S+)", tail, re.M)
-                return True, (float(value.group(1)) if value else None)
-            if "infeasible" in status:
-                return False, None
-        return None, None
-    if "Solving MIP model with" in log:
-        return False, None
-    counts = re.findall(r"^\s*(?:Col|Integer|Row)\s+infeasibilities\s+(\d+)", log, re.M)
-    if counts:
-        accepted = all(c == "0" for c in counts)
-        return accepted, (start_objective if accepted else None)
-    return None, None
+    out: list = [None] * len(starts)
+    h = None
+    for k, (idx, val, full) in enumerate(starts):
+        if full:
+            out[k] = _feasible_start(comp, val)
+            continue
+        left = None if deadline is None else deadline - time.perf_counter()
+        if left is not None and left <= 0:
+            break
+        if h is None:
+            quiet = HighsOptions(threads=options.threads, seed=options.seed)
+            h = _new_highs(hs, quiet, mip=True, recorder=_Recorder(echo=False))
+            comp.pass_to(hs, h)
+            h.setOptionValue("mip_max_nodes", 500)
+        lower, upper = comp.col_lower[idx], comp.col_upper[idx]
+        h.changeColsBounds(len(idx), idx, val, val)
+        h.setOptionValue("time_limit", math.inf if left is None else max(left, 1e-3))
+        h.clearSolver()  # no warm start from the previous completion
+        _run(hs, h, options.threads)
+        if int(h.getInfo().primal_solution_status) == 2:  # kSolutionStatusFeasible
+            out[k] = _feasible_start(comp, np.asarray(h.getSolution().col_value, dtype=float))
+        h.changeColsBounds(len(idx), idx, lower, upper)
+    return out
 
 
 # ====================================================================================================
@@ -1089,7 +1148,7 @@ def _mip_status(hs, h, is_mip: bool) -> tuple[Status, str]:
     raise RuntimeError(f"HiGHS stopped with model status {h.modelStatusToString(ms)!r}")
 
 
-def _feasibility_verdict(hs, h, seconds_left: float | None) -> str:
+def _feasibility_verdict(hs, h, seconds_left: float | None, threads: int | None) -> str:
     """``"unbounded"``, ``"infeasible"`` or ``"unknown"`` after HiGHS said "unbounded or infeasible".
 
     Re-runs with a zero objective, which cannot be unbounded: a feasible point then means unbounded.
@@ -1098,7 +1157,7 @@ def _feasibility_verdict(hs, h, seconds_left: float | None) -> str:
     h.changeColsCost(n, np.arange(n, dtype=np.int32), np.zeros(n))
     if seconds_left is not None:
         h.setOptionValue("time_limit", max(seconds_left, 1e-3))
-    h.run()
+    _run(hs, h, threads)
     ms = h.getModelStatus()
     if ms in (hs.HighsModelStatus.kOptimal, hs.HighsModelStatus.kModelEmpty):
         return "unbounded"
@@ -1125,16 +1184,12 @@ def _monotone(points, maximize: bool, final: tuple[float, float, float]) -> list
     return out
 
 
-def _set_start(hs, h, idx: np.ndarray, val: np.ndarray, full: bool) -> None:
-    """Hand a MIP start to HiGHS: a full vector, or a partial one for HiGHS to complete."""
-    if full:
-        sol = hs.HighsSolution()
-        sol.col_value = val
-        sol.value_valid = True
-        status = h.setSolution(sol)
-    else:
-        status = h.setSolution(len(idx), idx, val)
-    if status == hs.HighsStatus.kError:
+def _set_start(hs, h, x: np.ndarray) -> None:
+    """Hand HiGHS a full MIP start (a value for every column)."""
+    sol = hs.HighsSolution()
+    sol.col_value = x
+    sol.value_valid = True
+    if h.setSolution(sol) == hs.HighsStatus.kError:
         raise RuntimeError("HiGHS rejected the warm start")
 
 
@@ -1164,7 +1219,7 @@ def solve(
     model,
     options: HighsOptions = HighsOptions(),  # noqa: B008  (frozen, so a shared default is safe)
     warm_start: Iterable | None = None,
-    user_solutions: Callable[[], list] | None = None,
+    more_starts: Iterable[Iterable] = (),
 ) -> MipRun:
     """Solve a linear Pyomo model with HiGHS and load the incumbent into its variables.
 
@@ -1173,16 +1228,16 @@ def solve(
     model : pyo.ConcreteModel
         A linear model with at most one active objective (minimise or maximise).
     options : HighsOptions, default=HighsOptions()
-        Time limit, gap, threads, seed, log and other HiGHS options.
+        Time limit, gap, threads, seed, log and other HiGHS options. The time limit covers completing the
+        starts and the HiGHS run (not the hand-off).
     warm_start : iterable of (VarData, float), optional
-        A MIP start, possibly partial (e.g. only the structural binaries). HiGHS completes a partial start
-        by solving an LP (all discrete values given) or a small sub-MIP (some given). Pairs for fixed or
-        unused variables, and ``None`` values, are skipped.
-    user_solutions : callable, optional
-        ``() -> list of assignments``, each an iterable of ``(VarData, value)`` pairs, full or partial. HiGHS
-        polls it during the search (``cbMipUserSolution``, tens of times per second) whenever no earlier
-        solution is waiting, and takes one solution per poll; HiGHS completes partial ones. Keep it cheap.
-        An exception it raises stops the run and is re-raised here.
+        A MIP start, possibly partial (e.g. only the structural binaries). A partial start is completed first
+        (the given values fixed, the rest solved; see :func:`_complete_starts`) and HiGHS receives the full,
+        verified vector. Pairs for fixed or unused variables, and ``None`` values, are skipped.
+    more_starts : iterable of assignments, optional
+        Further solutions (each an iterable of ``(VarData, value)`` pairs, full or partial), completed and
+        verified the same way and handed to HiGHS during the search, one per poll of its user-solution callback
+        (``cbMipUserSolution``), in order.
 
     Returns
     -------
@@ -1202,8 +1257,9 @@ def solve(
     hs = _highspy()
     t0 = time.perf_counter()
     comp = _compile(model)
-    idx, val, full = _start_vectors(comp, warm_start if warm_start is not None else ())
-    given = len(idx) > 0
+    starts = [_start_vectors(comp, warm_start if warm_start is not None else ())]
+    starts += [_start_vectors(comp, assignment) for assignment in more_starts]
+    given = len(starts[0][0]) > 0
     if comp.infeasible_reason is not None:
         log = f"Pyomo found a violated constant constraint before HiGHS ran: {comp.infeasible_reason}\n"
         return _run_without_solution(Status.INFEASIBLE, "infeasible", comp, time.perf_counter() - t0, 0.0, given, log)
@@ -1212,27 +1268,32 @@ def solve(
     h = _new_highs(hs, options, mip=True, recorder=recorder)
     try:
         comp.pass_to(hs, h)
-        handoff = time.perf_counter() - t0
-        if given:
-            _set_start(hs, h, idx, val, full)
     except RuntimeError as exc:
         raise RuntimeError(f"{exc}:\n{recorder.text}") from None
+    handoff = time.perf_counter() - t0
+
+    t1 = time.perf_counter()
+    deadline = None if options.time_limit is None else t1 + options.time_limit
+    starts = [s if len(s[0]) else None for s in starts]
+    completed = _complete_starts(hs, comp, [s for s in starts if s is not None], options, deadline)
+    full = iter(completed)
+    start, *extra = [None if s is None else next(full) for s in starts]
+    start_seconds = time.perf_counter() - t1
+    if start is not None:
+        _set_start(hs, h, start)
+    if options.time_limit is not None:  # completing the starts took part of the limit
+        h.setOptionValue("time_limit", max(options.time_limit - start_seconds, 1e-3))
     h.cbMipImprovingSolution.subscribe(recorder.on_improving)
     h.cbMipLogging.subscribe(recorder.on_mip_log)
-    if user_solutions is not None:
-        recorder.user_solutions = user_solutions
-        recorder.to_vectors = lambda assignment: _start_vectors(comp, assignment)
+    recorder.pending = [x for x in extra if x is not None]
+    if recorder.pending:
         h.cbMipUserSolution.subscribe(recorder.on_user_solution)
-        h.cbMipInterrupt.subscribe(recorder.on_interrupt)
 
-    _use_threads(hs, options.threads)
-    t1 = time.perf_counter()
-    h.run()
-    if recorder.error is not None:
-        raise recorder.error
+    t2 = time.perf_counter()
+    _run(hs, h, options.threads, recorder)
     if h.getModelStatus() == hs.HighsModelStatus.kUnboundedOrInfeasible:
-        left = None if options.time_limit is None else options.time_limit - (time.perf_counter() - t1)
-        if _feasibility_verdict(hs, h, left) == "infeasible":
+        left = None if deadline is None else deadline - time.perf_counter()
+        if _feasibility_verdict(hs, h, left, options.threads) == "infeasible":
             status, reason = Status.INFEASIBLE, "infeasible"
         else:  # feasible, or still unknown: report what HiGHS could not rule out
             status, reason = Status.NO_SOLUTION, "unbounded"
@@ -1273,10 +1334,10 @@ def solve(
     trajectory = []
     if bound is not None:
         no_incumbent = -math.inf if comp.maximize else math.inf
-        final = (h.getRunTime(), no_incumbent if objective is None else objective, bound)
-        trajectory = _monotone(recorder.points, comp.maximize, final)
-    start_objective = float(comp.cost @ val + comp.offset) if full else None
-    accepted, accepted_objective = _start_verdict(recorder.text, start_objective) if given else (None, None)
+        final = (h.getRunTime() + (t2 - t1), no_incumbent if objective is None else objective, bound)
+        points = [(t + (t2 - t1), p, d) for t, p, d in recorder.points]
+        trajectory = _monotone(points, comp.maximize, final)
+    accepted, start_objective = _start_verdict(comp, start, objective) if given else (None, None)
     logger.debug(
         "HiGHS: %s (%s), objective %s, bound %s, hand-off %.2f s, run %.2f s, start accepted %s",
         status.value, reason, objective, bound, handoff, solve_seconds, accepted,
@@ -1294,11 +1355,28 @@ def solve(
         solve_seconds=solve_seconds,
         warm_start_given=given,
         warm_start_accepted=accepted,
-        warm_start_objective=accepted_objective,
+        warm_start_objective=start_objective,
         trajectory=trajectory,
         log=recorder.text,
         statistics=dict(comp.statistics),
+        start_seconds=start_seconds,
     )
+
+
+def _start_verdict(comp: _Compiled, start: np.ndarray | None, objective: float | None) -> tuple[bool, float | None]:
+    """(accepted, objective) of a warm start, from the start itself and the run's incumbent.
+
+    A verified feasible start becomes HiGHS's incumbent (HiGHS tests it with tolerances no tighter than
+    :data:`_START_TOLERANCE`); since an incumbent only improves, the final incumbent is then at least as good as the
+    start's objective. A final incumbent that is worse (or none at all) means HiGHS did not take the start.
+    """
+    if start is None:
+        return False, None
+    value = float(comp.cost @ start + comp.offset)
+    slack = 1e-6 * max(1.0, abs(value))
+    if objective is None or (objective < value - slack if comp.maximize else objective > value + slack):
+        return False, None
+    return True, value
 
 
 def lp_relaxation(model, options: HighsOptions = HighsOptions()) -> float:  # noqa: B008
@@ -1333,13 +1411,12 @@ def lp_relaxation(model, options: HighsOptions = HighsOptions()) -> float:  # no
     recorder = _Recorder(echo=options.log)
     h = _new_highs(hs, options, mip=False, recorder=recorder)
     comp.pass_to(hs, h, integer=False)
-    _use_threads(hs, options.threads)
-    h.run()
+    _run(hs, h, options.threads, recorder)
     M = hs.HighsModelStatus
     ms = h.getModelStatus()
     if ms == M.kUnboundedOrInfeasible:
         ms = {"unbounded": M.kUnbounded, "infeasible": M.kInfeasible}.get(
-            _feasibility_verdict(hs, h, options.time_limit), ms
+            _feasibility_verdict(hs, h, options.time_limit, options.threads), ms
         )
     if ms == M.kOptimal:
         return float(h.getInfo().objective_function_value)

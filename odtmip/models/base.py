@@ -51,7 +51,7 @@ def solve_model(
     A decoded tree whose recomputed loss is worse than HiGHS's incumbent (beyond round-off) raises
     :class:`VerificationError`; a better one (possible when continuous variables were rounded) is reported.
     ``more_starts`` are further assignments (lists of (variable, value) pairs) handed to HiGHS during the
-    search, one per poll of its user-solution callback.
+    search, one per poll of its user-solution callback (see :func:`odtmip.models._highs.solve`).
     """
     started = time.perf_counter() if started is None else started
     stats: dict = {}
@@ -59,9 +59,7 @@ def solve_model(
         t = time.perf_counter()
         stats["lp_relaxation"] = to_loss(_highs.lp_relaxation(m, highs))
         stats["lp_seconds"] = time.perf_counter() - t
-    pending = list(more_starts or [])
-    feed = (lambda: [pending.pop(0)] if pending else []) if pending else None
-    run = _highs.solve(m, highs, warm_start=warm_start, user_solutions=feed)
+    run = _highs.solve(m, highs, warm_start=warm_start, more_starts=more_starts or ())
     stats.update(run.statistics)
     tree = objective = None
     if run.has_solution:
@@ -82,6 +80,7 @@ def solve_model(
         build_seconds=build_seconds,
         handoff_seconds=run.handoff_seconds,
         solve_seconds=run.solve_seconds,
+        start_seconds=run.start_seconds,
         nodes=run.nodes,
         lp_iterations=run.lp_iterations,
         warm_start_given=run.warm_start_given,
