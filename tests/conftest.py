@@ -1,12 +1,25 @@
 """Shared fixtures: a seed, and the benchmark data folder (tests that need it skip when it is absent)."""
 
 import os
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 NO_DATA = "benchmark datasets folder not found (set ODTMIP_DATA)"
+
+
+def pytest_report_header(config):
+    """The versions of the solver stack this run uses (CI runs the suite at both ends of the declared ranges)."""
+    found = []
+    for name in ("highspy", "pyomo", "numpy", "numba", "pandas", "scikit-learn"):
+        try:
+            found.append(f"{name} {version(name)}")
+        except PackageNotFoundError:
+            found.append(f"{name} missing")
+
+    return "odtmip stack: " + ", ".join(found)
 
 
 def shared_data_dir() -> Path | None:
