@@ -42,8 +42,8 @@ class DPProblem:
         return None if dp_objective is None else (dp_objective + self.offset) / self.scale
 
     def solve(self, depth: int, time_limit: float | None) -> SolveResult:
-        return solve(self.data, "dp", max_depth=depth, penalty=self.penalty or None,
-                     min_leaf=self.min_leaf if self.min_leaf > 1 else None, time_limit=time_limit)
+        return solve(self.data, "dp", max_depth=depth, penalty=self.penalty, min_leaf=self.min_leaf,
+                     time_limit=time_limit)
 
 
 def dp_problem(data: Dataset, model: str, max_depth: int | None = None, **options) -> DPProblem:
@@ -121,14 +121,16 @@ def _fmt(x) -> str:
     return "none" if x is None else f"{x:.6g}"
 
 
-def check(data: Dataset, model: str = "gunluk", max_depth: int | None = None, time_limit: float | None = None,
-          **options) -> CheckReport:
+def check(data: Dataset, model: str = "gunluk", **options) -> CheckReport:
     """Solve ``data`` with MIP ``model`` (warm-started from the DP) and with the DP; compare the optima.
 
-    ``options`` are the model's options (the fields of ``GunlukOptions``, ``BinOCTOptions`` or ``OCTOptions``).
+    ``options`` are passed to ``odtmip.solve(data, model, ...)`` as given: ``max_depth`` (binoct and oct need
+    it; without it Günlük's ``topology`` decides), ``time_limit`` (also for each DP solve) and the model's
+    options (the fields of ``GunlukOptions``, ``BinOCTOptions`` or ``OCTOptions``).
     """
-    problem = dp_problem(data, model, max_depth, **options)
-    mip = solve(data, model, max_depth=max_depth, time_limit=time_limit, **options)
+    time_limit = options.get("time_limit")
+    problem = dp_problem(data, model, **{name: value for name, value in options.items() if name != "time_limit"})
+    mip = solve(data, model, **options)
     dp = problem.solve(problem.shallow, time_limit)
     dp_deep = dp if problem.deep == problem.shallow else problem.solve(problem.deep, time_limit)
     return CheckReport(model, mip, dp, dp_deep, problem, _verdict(mip, dp, dp_deep, problem))

@@ -14,43 +14,56 @@ import math
 import sys
 
 from odtmip import datasets, metrics
+from odtmip.check import MODELS, check
 from odtmip.data import Dataset
 from odtmip.exceptions import OdtmipError
+from odtmip.options import OPTIONS, Choices, Interval, Option, validate
 from odtmip.results import SolveResult
 from odtmip.solvers import SOLVERS, solve
 
 log = logging.getLogger("odtmip")
 
 
-def _number(cast, low: float, strict: bool = False, high: float | None = None):
-    """An argparse type: a finite ``cast`` number >= ``low`` (> when ``strict``) and <= ``high``."""
-    kind = "a whole number" if cast is int else "a number"
-    if high is not None:
-        wanted = f"{kind} in [{low:g}, {high:g}]"
-    else:
-        wanted = "a positive number" if strict else f"{kind} >= {low:g}"
+#: The names of all solver options (odtmip.options); the command line passes on those the user gave.
+_ALL_OPTIONS = frozenset(opt.name for declared in OPTIONS.values() for opt in declared)
+
+
+def _declared(name: str) -> list[tuple[str, Option]]:
+    """``(solver, declaration)`` of option ``name`` for every solver that takes it."""
+    return [(solver, opt) for solver, declared in OPTIONS.items() for opt in declared if opt.name == name]
+
+
+def _option_type(declared: list[Option], choices: list[str]):
+    """An argparse type for an option declared as ``declared``: the text as the declared kind of number, or as
+    text; ``none`` is None where some solver gives None a meaning (and it is no choice of its own). Ranges are
+    checked by :func:`odtmip.options.validate` once the solver is known."""
+    kinds = {c.kind for opt in declared for c in opt.allowed if isinstance(c, Interval)}
+    cast, kind = (float, "a number") if float in kinds else (int, "a whole number") if kinds else (str, "text")
+    none = any(opt.none is not None for opt in declared) and "none" not in choices
 
     def parse(text: str):
+        if none and text.strip().lower() == "none":
+            return None
         try:
-            value = cast(text)
+            return cast(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {kind}, got {text!r}") from None
-        if not math.isfinite(value) or value < low or (strict and value == low) or (high is not None and value > high):
-            raise argparse.ArgumentTypeError(f"expected {wanted}, got {text!r}")
-        return value
+            raise argparse.ArgumentTypeError(f"expected {kind}{' or none' if none else ''}, got {text!r}") from None
 
     return parse
 
 
-def _depth(text: str):
-    """A depth: a whole number >= 0, or ``none`` (no limit; the DP with --lambda)."""
-    return None if text.strip().lower() == "none" else _nonnegative_int(text)
-
-
-_positive_float = _number(float, 0, strict=True)
-_nonnegative_int = _number(int, 0)
-_nonnegative_float = _number(float, 0)
-_fraction = _number(float, 0, high=1)
+def _add_option(p, flag: str, name: str, metavar: str | None = None, **kwargs) -> None:
+    """Add ``flag`` for solver option ``name``, with type and help from its declaration; it reaches the solver
+    only when given (unless ``kwargs`` has a default)."""
+    declared = _declared(name)
+    choices = list(dict.fromkeys(v for _, opt in declared for c in opt.allowed if isinstance(c, Choices)
+                                 for v in c.values))
+    if choices:
+        metavar = "{" + ",".join(choices) + "}"
+    kwargs.setdefault("help", f"{declared[0][1].doc} ({', '.join(s for s, _ in declared)})")
+    kwargs.setdefault("default", argparse.SUPPRESS)
+    p.add_argument(flag, dest=name, type=_option_type([opt for _, opt in declared], choices), metavar=metavar,
+                   **kwargs)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -67,24 +80,22 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("data", help="a bundled dataset name (see `odtmip datasets`) or a file path")
     _add_data_options(fit)
     fit.add_argument("--solver", default="dp", choices=sorted(SOLVERS), help="solver (default: dp)")
-    fit.add_argument("--depth", type=_depth, default=3,
-                     help="maximum depth (default: 3); 'none' for no limit (dp with --lambda)")
-    fit.add_argument("--max-nodes", type=_nonnegative_int, help="maximum number of branch nodes")
-    fit.add_argument("--min-leaf", type=_nonnegative_int, help="minimum number of samples in a non-empty leaf")
-    fit.add_argument("--penalty", type=_nonnegative_float,
-                     help="cost per branch node added to the misclassifications")
-    fit.add_argument("--time-limit", type=_positive_float, help="seconds; the best tree so far is returned")
+    _add_option(fit, "--depth", "max_depth", "D", default=3,
+                help="maximum depth (default: 3); 'none' for no limit (dp with --lambda or --penalty)")
+    _add_option(fit, "--max-nodes", "max_nodes", "N")
+    _add_option(fit, "--min-leaf", "min_leaf", "K")
+    _add_option(fit, "--penalty", "penalty", "A")
+    _add_option(fit, "--time-limit", "time_limit", "S")
     _add_model_options(fit)
     fit.add_argument("--json", action="store_true", help="print one JSON object on stdout")
 
     chk = sub.add_parser("check", help="solve with a MIP model and with the DP and compare the optima")
     chk.add_argument("data", help="a bundled dataset name (see `odtmip datasets`) or a file path")
     _add_data_options(chk)
-    chk.add_argument("--model", default="gunluk", choices=["gunluk", "binoct", "oct"],
-                     help="MIP model (default: gunluk)")
-    chk.add_argument("--depth", type=_nonnegative_int, default=2, help="balanced depth (default: 2)")
-    chk.add_argument("--time-limit", type=_positive_float, help="seconds per solve")
-    chk.add_argument("--min-leaf", type=_nonnegative_int, help="OCT's N_min")
+    chk.add_argument("--model", default="gunluk", choices=MODELS, help="MIP model (default: gunluk)")
+    _add_option(chk, "--depth", "max_depth", "D", default=2, help="balanced depth (default: 2)")
+    _add_option(chk, "--time-limit", "time_limit", "S", help="seconds per solve")
+    _add_option(chk, "--min-leaf", "min_leaf", "K")
     _add_model_options(chk, constraints=False)
     chk.add_argument("--json", action="store_true", help="print one JSON object on stdout")
 
@@ -105,30 +116,21 @@ def _add_data_options(p: argparse.ArgumentParser) -> None:
 
 def _add_model_options(p: argparse.ArgumentParser, constraints: bool = True) -> None:
     g = p.add_argument_group("MIP model options")
-    g.add_argument("--topology", help="tree shape: depth2, depth2.5, depth3, imbalanced, balanced-D or '((L L) L)'")
-    g.add_argument("--class-weight", type=_positive_float, help="C: weight of a correct negative (Günlük (8a))")
-    g.add_argument("--max-card", type=_nonnegative_int, help="max.card of categorical subsets (Günlük §4.5)")
-    g.add_argument("--alpha", type=_nonnegative_float, help="OCT complexity: cost per split, errors counted / L_hat")
-    g.add_argument("--lambda", dest="leaf_penalty", type=_nonnegative_float,
-                   help="OSDT leaf penalty: objective = errors/N + lambda x leaves (binoct, dp)")
+    _add_option(g, "--topology", "topology", "T")
+    _add_option(g, "--class-weight", "class_weight", "C")
+    _add_option(g, "--max-card", "max_card", "K")
+    _add_option(g, "--alpha", "alpha", "A")
+    _add_option(g, "--lambda", "leaf_penalty", "L")
     if constraints:
-        g.add_argument("--warm-start", choices=["dp", "cart", "none"],
-                       help="start HiGHS from the DP tree (default), a CART tree (oct, oct-h) or nothing")
+        _add_option(g, "--warm-start", "warm_start")
         target = g.add_mutually_exclusive_group()
-        target.add_argument("--min-specificity", type=_fraction, help="maximise sensitivity s.t. TNR >= T")
-        target.add_argument("--min-sensitivity", type=_fraction, help="maximise specificity s.t. TPR >= T")
+        _add_option(target, "--min-specificity", "min_specificity", "T")
+        _add_option(target, "--min-sensitivity", "min_sensitivity", "T")
 
 
-_OPTION_NAMES = {  # command-line dest -> solver option
-    "max_nodes": "max_nodes", "min_leaf": "min_leaf", "penalty": "penalty", "topology": "topology",
-    "class_weight": "class_weight", "max_card": "max_card", "warm_start": "warm_start",
-    "min_specificity": "min_specificity", "min_sensitivity": "min_sensitivity", "alpha": "alpha",
-    "leaf_penalty": "leaf_penalty",
-}
-
-
-def _solver_options(args) -> dict:
-    return {opt: getattr(args, dest) for dest, opt in _OPTION_NAMES.items() if getattr(args, dest, None) is not None}
+def _solver_options(args, solver: str) -> dict:
+    """The solver options given on the command line (and the default depth), checked for ``solver``."""
+    return validate(solver, **{name: value for name, value in vars(args).items() if name in _ALL_OPTIONS})
 
 
 def load_dataset(args) -> Dataset:
@@ -174,9 +176,10 @@ def _finite(x):
 
 
 def _cmd_fit(args) -> int:
+    options = _solver_options(args, args.solver)
     data = load_dataset(args)
     log.info("data: %s", data.describe())
-    result = solve(data, args.solver, max_depth=args.depth, time_limit=args.time_limit, **_solver_options(args))
+    result = solve(data, args.solver, **options)
     record = result_record(result, data)
     if args.json:
         print(json.dumps(record))
@@ -193,10 +196,9 @@ def _cmd_fit(args) -> int:
 
 
 def _cmd_check(args) -> int:
-    from odtmip.check import check
-
+    options = _solver_options(args, args.model)
     data = load_dataset(args)
-    report = check(data, args.model, max_depth=args.depth, time_limit=args.time_limit, **_solver_options(args))
+    report = check(data, args.model, **options)
     if args.json:
         units = report.problem.in_model_units
         print(json.dumps({"model": report.model, "verdict": report.verdict, "relation": report.relation,

@@ -8,6 +8,7 @@ import pytest
 from odtmip import Dataset, Tree
 from odtmip.cli import main
 from odtmip.datasets import load
+from odtmip.exceptions import OptionError
 
 
 def run(capsys, *argv):
@@ -81,9 +82,17 @@ def test_datasets_lists_bundled_sets(capsys):
 @pytest.mark.parametrize("argv, message", [
     (["fit", "no-such-data"], "not found"),
     (["fit", "monk1", "--format", "xlsx"], "invalid choice"),
-    (["fit", "monk1", "--depth", "-1"], ">= 0"),
+    (["fit", "monk1", "--depth", "-1"], "max_depth must be an integer in [0, 20]"),
     (["fit", "monk1", "--depth", "two"], "whole number"),
-    (["fit", "monk1", "--time-limit", "0"], "positive"),
+    (["fit", "monk1", "--time-limit", "0"], "time_limit must be a number > 0"),
+    (["fit", "monk1", "--depth", "none"], "needs leaf_penalty > 0"),
+    (["fit", "monk1", "--solver", "gunluk", "--depth", "none"], "gunluk needs max_depth"),
+    (["fit", "monk1", "--solver", "binoct", "--depth", "none", "--lambda", "0.01"], "binoct needs max_depth"),
+    (["fit", "monk1", "--solver", "oct", "--depth", "none"], "oct needs max_depth"),
+    (["fit", "iris", "--solver", "oct-h", "--depth", "none"], "oct-h needs max_depth"),
+    (["check", "monk1", "--depth", "none"], "gunluk needs max_depth"),
+    (["check", "monk1", "--model", "binoct", "--topology", "depth2"], "does not take option(s) topology"),
+    (["fit", "monk1", "--solver", "oct", "--warm-start", "cart", "--max-card", "2"], "max_card"),
     (["fit", "monk1", "--solver", "cplex"], "invalid choice"),
     (["fit", "monk1", "--min-leaf", "0"], "min_leaf"),
     (["fit", "monk1", "--solver", "gunluk", "--penalty", "1"], "does not take option(s) penalty"),
@@ -137,4 +146,26 @@ def test_dp_and_binoct_report_the_same_sparse_objective(capsys):
         assert r["objective"] == pytest.approx(r["misclassifications"] / 432 + 0.01 * r["n_leaves"])
     assert records[0]["objective"] == pytest.approx(records[1]["objective"])
     code, out, _ = run(capsys, "fit", "monk1", "--lambda", "0.01", "--depth", "none", "--json")
-    assert code == 0 and json.loads(out)["objective"] <= records[0]["objective"] + 1e-12
+    record = json.loads(out)  # regression: --depth none solved depth 3 (0.181111) and reported it optimal
+    assert code == 0 and record["status"] == "optimal" and record["n_leaves"] == 7
+    assert record["objective"] == pytest.approx(0.07, rel=0, abs=1e-12)
+
+
+@pytest.mark.parametrize("argv, options", [
+    ([], {"max_depth": 3}),
+    (["--depth", "none", "--lambda", "0.01"], {"max_depth": None, "leaf_penalty": 0.01}),
+    (["--time-limit", "5", "--min-leaf", "2", "--depth", "1"], {"max_depth": 1, "time_limit": 5.0, "min_leaf": 2}),
+    (["--solver", "gunluk", "--warm-start", "none", "--max-card", "2"],
+     {"max_depth": 3, "warm_start": "none", "max_card": 2}),
+])
+def test_fit_passes_only_the_options_given(capsys, monkeypatch, argv, options):
+    seen = []
+
+    def fake_solve(data, solver, **given):
+        seen.append(given)
+        raise OptionError("stop here")
+
+    monkeypatch.setattr("odtmip.cli.solve", fake_solve)
+    code, _, err = run(capsys, "fit", "monk1", *argv)
+    assert code == 2 and "stop here" in err
+    assert seen == [options] and all(type(seen[0][k]) is type(v) for k, v in options.items())
