@@ -48,7 +48,8 @@ def brute_force(dataset: Dataset, max_depth: int, min_leaf: int = 1, penalty: fl
     """Optimum for every node budget 0..2^d-1: dict n -> (objective, branch nodes, Tree) or None.
 
     The objective is errors + ``penalty`` x nodes; among optima the fewest nodes win (objectives within
-    1e-9 are equal). Each returned tree has been re-scored through :class:`Tree` routing.
+    1e-9 are equal, so integer objectives tie exactly). Each returned tree has been re-scored through
+    :class:`Tree` routing.
     """
     X = np.asarray(dataset.Xb, dtype=np.int64)
     y, w = dataset.y, dataset.weights

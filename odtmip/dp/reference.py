@@ -19,6 +19,10 @@ leaves (W the total weight): the same recursion with ``penalty = lambda W``, rep
 the known tree: an optimal tree has at most floor(leaf errors / (lambda W)) branch nodes, and no more depth
 than there are columns.
 
+Objectives are compared as in the compiled search (:func:`odtmip.dp.solver.tie_tolerance`): exactly for
+integer weights and an integer penalty per branch node while K (W + 3 penalty) < 2^53 (K classes, W the
+total weight), else with the round-off tolerance of :func:`odtmip.dp.solver.tie_tolerance`.
+
 Only for tiny data: the number of row sets grows quickly with depth and columns.
 
 References
@@ -37,6 +41,7 @@ from functools import cache
 import numpy as np
 
 from odtmip.data import Dataset
+from odtmip.dp.solver import tie_tolerance
 from odtmip.exceptions import OptionError
 from odtmip.results import SolveResult, Status
 from odtmip.tree import branch, leaf
@@ -62,7 +67,7 @@ def solve_reference(dataset: Dataset, max_depth: int | None = 2, max_nodes: int 
     total = float(w.sum())
     if leaf_penalty is not None:
         penalty = leaf_penalty * total
-    tol = 1e-9 * max(1.0, total, penalty)
+    tol = tie_tolerance(w, penalty, K)  # 0 for integer data: exact comparisons (module docstring of the solver)
     if max_depth is None:
         if penalty <= 0:
             raise OptionError("max_depth=None needs a positive penalty")

@@ -47,10 +47,26 @@ its minority value as 1, so that rows have few present features (frequency count
 O(|D| m^2), [MurTree] §4.3); the tree is mapped back to the original columns. Rows with identical columns
 are grouped once for the equivalent-points bound.
 
-Arithmetic: objectives are float64. With integer weights (or none) every count is an exact integer, so the
-optimum is exact; a penalty that is not a dyadic fraction rounds like any float sum. Two objectives closer
-than ``tol = 1e-9 * max(1, sum of weights, penalty)`` are treated as equal (then the smaller tree wins), so
-with real weights the result is optimal up to that tolerance.
+Arithmetic (:func:`tie_tolerance`): objectives are float64, and two objectives closer than a tolerance
+``tol`` count as equal (then the smaller tree wins).
+
+* **Exact** (``tol = 0``) when every sample weight (none: all 1) and the penalty per branch node are
+  integers and K (W + 3 penalty) < 2^53, W the total weight and K the number of classes. The penalty is
+  ``penalty``, or ``leaf_penalty x W`` as computed in float64: a sparse objective is exact only when that
+  product is an integer. Every value the search forms is then an integer of magnitude at most
+  W + 3 penalty (a subtree's optimum is at most its leaf's errors; a bound adds at most three penalties,
+  as for the three-node trees of the depth-two solver), float64 holds such integers exactly, the support
+  test W (K-1) / K <= penalty decides exactly while W (K-1) and penalty K are below 2^53, and the floor of
+  a correctly rounded quotient in the leaf-count bound is never below the true floor. So the optimum, its
+  number of branch nodes and the bound are exact; in ``leaf_penalty`` units the reported values are one
+  rounded division away from these.
+* Otherwise (real weights or penalty, or integer data beyond that limit, whose sums would round)
+  ``tol = 4 (n + 64) eps (W + 3 penalty)``, n the number of rows and eps = 2^-52: a bound on the round-off of
+  sums of at most n weights (plus a few more for the penalties and the children's sums of a deep tree), so
+  two objectives that differ by more are told apart. The tree is optimal, and the bound a lower bound, up to
+  ``tol``.
+
+The tolerance used is reported as ``stats["tolerance"]``.
 
 Anytime behaviour: with a time limit the compiled loop reads the clock every 256 search nodes; at the
 deadline it unwinds without caching anything from the interrupted loops ([MurTree] §4.6) and the best
@@ -93,6 +109,9 @@ MAX_DEPTH_CAP = 20
 UNBOUNDED_DEPTH_CAP = 50
 #: First depth of the iterative deepening without a depth limit (its optimum is the first incumbent).
 WARM_START_DEPTH = 2
+
+#: float64 represents every integer of magnitude below this, so sums and comparisons of them are exact.
+EXACT_INTEGERS = 2.0**53
 
 COUNTING = ("auto", "bitset", "frequency")
 CACHE_KINDS = ("dataset", "branch", None)
@@ -203,6 +222,31 @@ def _check_time_limit(time_limit) -> float | None:
     if not value > 0:
         raise OptionError(f"time_limit must be > 0 seconds, got {time_limit!r}")
     return value
+
+
+def tie_tolerance(weights: np.ndarray, penalty: float, n_classes: int) -> float:
+    """Objectives closer than this are equal in the search (see "Arithmetic" in the module docstring).
+
+    Parameters
+    ----------
+    weights : float64 array
+        Sample weights (ones when unweighted).
+    penalty : float
+        Objective per branch node, as the search uses it (``leaf_penalty x W`` for the sparse objective).
+    n_classes : int
+        Number of classes K.
+
+    Returns
+    -------
+    float
+        0 (exact comparisons) for integer weights and penalty with K (W + 3 penalty) < 2^53, W the total
+        weight; else the round-off bound ``4 (n + 64) eps max(1, W + 3 penalty)``, n the number of rows.
+    """
+    total = float(np.sum(weights))  # for non-negative integers: >= 2^53 if and only if the exact sum is
+    integral = float(penalty).is_integer() and bool(np.all(weights == np.floor(weights)))
+    if integral and n_classes * (total + 3.0 * penalty) < EXACT_INTEGERS:
+        return 0.0
+    return 4.0 * (len(weights) + 64) * np.finfo(np.float64).eps * max(1.0, total + 3.0 * penalty)
 
 
 # ------------------------------------------------------------------------------------------ encoding
@@ -418,8 +462,7 @@ class DPSolver:
         self._root_counts[:K] = np.bincount(y, weights=wts, minlength=K)
         self._root_counts[K] = n
         self._root_counts[K + kcommon.CNT_EQUIV] = float(wts[minority].sum())
-        total = float(wts.sum())
-        self._tol = 1e-9 * max(1.0, total, self.penalty)
+        self._tol = tie_tolerance(wts, self.penalty, K)
         self._ipar = np.zeros(kcommon.N_IPAR, dtype=np.int64)
         o = self.options
         self._ipar[kcommon.P_K] = K
@@ -484,7 +527,8 @@ class DPSolver:
             ``solver="dp"``; ``objective`` recomputed by routing the data through ``tree`` (in OSDT units
             errors / W + lambda x leaves when ``leaf_penalty`` is set); ``bound`` a proven lower bound in
             the same units; ``stats`` with ``nodes`` (search nodes), ``depth_two_calls``,
-            ``cache_entries``, ``depth_bound`` (the depth searched), ``compile_seconds`` (JIT time spent in
+            ``cache_entries``, ``depth_bound`` (the depth searched), ``tolerance`` (of objective
+            comparisons, 0 when exact; see the module docstring), ``compile_seconds`` (JIT time spent in
             this call, outside ``seconds``) and more.
 
         Raises
@@ -505,7 +549,7 @@ class DPSolver:
         limit = _check_time_limit(time_limit)
         compile_seconds = warm_up()
         t0 = time.perf_counter()
-        stats: dict = {"features": self._p, "features_raw": int(self.dataset.Xb.shape[1])}
+        stats: dict = {"features": self._p, "features_raw": int(self.dataset.Xb.shape[1]), "tolerance": self._tol}
         if compile_seconds:
             stats["compile_seconds"] = compile_seconds
         if self.leaf_penalty is not None:
