@@ -53,7 +53,7 @@ class Dataset:
     def __init__(self, X, y, sample_weight=None, *, feature_names: Sequence[str] | None = None,
                  categorical: Sequence[str] | None = None, numeric: str = "buckets", n_buckets: int = 10,
                  n_thresholds: int | None = None):
-        self.X = _as_frame(X, feature_names)
+        self.X = _as_frame(X, feature_names, y.name if isinstance(y, pd.Series) else None)
         self.y, self.classes_ = encode_labels(y, len(self.X))
         self.sample_weight = _check_weights(sample_weight, len(self.X))
         self.encoder = Binarizer(categorical, numeric, n_buckets, n_thresholds).fit(self.X)
@@ -167,7 +167,8 @@ def encode_labels(y, n_rows: int | None = None) -> tuple[np.ndarray, np.ndarray]
     return codes.astype(np.int64).ravel(), classes
 
 
-def _as_frame(X, feature_names) -> pd.DataFrame:
+def _as_frame(X, feature_names, target=None) -> pd.DataFrame:
+    """``X`` as a DataFrame with unique column names; ``target`` (the name of a Series ``y``) for messages."""
     if isinstance(X, pd.DataFrame):
         frame = X.reset_index(drop=True)
         if feature_names is not None:
@@ -179,7 +180,7 @@ def _as_frame(X, feature_names) -> pd.DataFrame:
         names = list(feature_names) if feature_names is not None else [f"x{c}" for c in range(A.shape[1])]
         if len(names) != A.shape[1]:
             raise DataError(f"{len(names)} feature names for {A.shape[1]} columns")
-        frame = pd.DataFrame({n: A[:, c] for c, n in enumerate(names)})
+        frame = pd.DataFrame({n: A[:, c] for c, n in enumerate(names)}, index=pd.RangeIndex(A.shape[0]))
         for n in names:  # an object array of numbers stays numeric
             if frame[n].dtype == object:
                 converted = pd.to_numeric(frame[n], errors="coerce")
@@ -188,7 +189,13 @@ def _as_frame(X, feature_names) -> pd.DataFrame:
     if frame.shape[0] == 0:
         raise DataError("the data is empty (no rows)")
     if frame.shape[1] == 0:
-        raise DataError("the data has no feature columns")
+        if not isinstance(X, pd.DataFrame):
+            where = f"an array of shape {np.shape(X)}"
+        elif target is not None:
+            where = f"a DataFrame without columns: only the target {target!r} was given"
+        else:
+            where = "a DataFrame without columns"
+        raise DataError(f"X has {frame.shape[0]} rows but no feature columns ({where}); a tree needs at least one")
     if len(set(map(str, frame.columns))) != frame.shape[1]:
         raise DataError("feature names must be unique")
     return frame

@@ -132,7 +132,7 @@ def test_numpy_input_gets_names_and_numeric_object_columns_stay_numeric():
 @pytest.mark.parametrize("X, y, kwargs, message", [
     (RAW, Y[:-1], {}, "X has 6 rows but y has 5 labels"),
     (RAW.iloc[:0], [], {}, "empty"),
-    (RAW.iloc[:, :0], Y, {}, "no feature columns"),
+    (RAW.iloc[:, :0], Y, {}, "X has 6 rows but no feature columns"),
     (RAW, ["yes"] * 6, {}, "single class"),
     (RAW, ["yes", None, "no", "no", "yes", "no"], {}, "missing label"),
     (RAW, [1, "a", 1, "a", 1, "a"], {}, "incomparable"),
@@ -149,6 +149,18 @@ def test_numpy_input_gets_names_and_numeric_object_columns_stay_numeric():
 def test_bad_input_raises_data_error(X, y, kwargs, message):
     with pytest.raises(DataError, match=message):
         Dataset(X, y, **kwargs)
+
+
+@pytest.mark.parametrize("X, y, message", [
+    (np.zeros((5, 0)), [0, 1, 0, 1, 1], r"X has 5 rows but no feature columns \(an array of shape \(5, 0\)\)"),
+    (pd.DataFrame({"label": [0, 1, 0, 1, 1]})[[]], [0, 1, 0, 1, 1],
+     r"X has 5 rows but no feature columns \(a DataFrame without columns\)"),
+    (pd.DataFrame({"label": [0, 1, 0, 1, 1]})[[]], pd.Series([0, 1, 0, 1, 1], name="label"),
+     "X has 5 rows but no feature columns .*only the target 'label' was given"),
+])
+def test_zero_feature_columns_are_named_not_called_empty(X, y, message):
+    with pytest.raises(DataError, match=message):
+        Dataset(X, y)
 
 
 @pytest.mark.parametrize("kwargs, message", [
