@@ -14,8 +14,9 @@ GunlukOptions(topology="depth3"))``, i.e. rows (1), (2), (11), (12), (13) of [GK
 Timed, each in a fresh subprocess per (N, path, repeat) so that runs do not share caches or memory:
 
 * **build**: ``build_model`` (includes the model's data preparation, :func:`odtmip.models.gunluk.prepare`);
-* **hand-off**: :func:`odtmip.models._highs.to_highs`, i.e. the adapter's compile + ``Highs.passModel``, the
-  same path :func:`odtmip.models._highs.solve` takes before ``Highs.run``;
+* **hand-off**: :func:`odtmip.models._highs.to_highs`, i.e. the compile to arrays
+  (:func:`odtmip.models._compile.compile_model`) + ``Highs.passModel``, the same path
+  :func:`odtmip.models._highs.solve` takes before ``Highs.run``;
 * **direct**: the same matrix built with numpy straight from the Dataset (``prepare`` included, so both paths
   start from the same object) and passed to HiGHS: a measuring stick, not library code
   (``tests/models/gunluk_direct.py``, the test suite's oracle). Both paths hand HiGHS

@@ -1,4 +1,4 @@
-"""HiGHS adapter: the only module that touches ``highspy`` or Pyomo internals.
+"""HiGHS runner: the only module that touches ``highspy``.
 
 Formulation modules build a linear ``pyo.ConcreteModel`` with one objective (either sense) and call
 :func:`solve`, :func:`lp_relaxation` or :func:`model_statistics`. Everything is reported in the model's
@@ -6,34 +6,35 @@ own sense; converting to a loss is the formulation's job.
 
 How the model reaches HiGHS
 ---------------------------
-:func:`_read_linear` reads the model straight into arrays (the matrix row-wise), which go to
-``Highs.passModel``: intact :class:`odtmip.models.rows.LinearRows` families as they are, every other active
-constraint by walking its expression tree (sums, negations, products and quotients by constants, named
-``Expression`` components, variables, constants). Any model it does not handle (other expression nodes, e.g.
-nonlinear ones, or component types such as SOS constraints or export suffixes) goes through Pyomo's
-``LinearStandardFormCompiler`` (``pyomo.repn.plugins.standard_form``, needs scipy) instead; both give the same
-rows and columns in the same order. This module therefore owns the column ↔ variable map, bounds, integrality,
-the objective sense and constant, and loading values back. Variables that are fixed or appear nowhere get no
-column; they keep their Pyomo values. Python's cyclic garbage collector is paused while a model is read
-(:func:`paused_gc`).
+:func:`odtmip.models._compile.compile_model` compiles the model to arrays (the matrix row-wise): intact
+:class:`odtmip.models.rows.LinearRows` families as the arrays they are, everything else, the objective included,
+through Pyomo's ``LinearStandardFormCompiler`` (see :mod:`odtmip.models._compile`, which also gives
+:func:`model_statistics` and :func:`paused_gc`). :func:`_pass_model` hands the arrays to ``Highs.passModel``.
+This module owns the options, the runs, the warm starts, the status and loading values back through the compiled
+column ↔ variable map. Variables that are fixed or appear nowhere get no column; they keep their Pyomo values.
 
 Measured on odtmip's Günlük depth-3 model (``benchmarks/mip_build.py``: fresh process per run, minimum of 7,
-wall seconds on a shared 2-core box, highspy 1.15.1, Pyomo 6.10.1). "Rules" is the same model with every row an
-indexed ``Constraint`` rule and this reader walking the expressions; "arrays" is the model as built now, with
-the per-sample rows as ``LinearRows``; "direct" builds the same matrix with numpy and passes it to HiGHS:
+wall seconds on a shared 2-core box, highspy 1.16.0, Pyomo 6.10.1). "Build" makes the model, with the per-sample
+rows as ``LinearRows``; "hand-off" is the compile and ``passModel``, formerly with a hand-written expression walker
+reading the rows besides the families (the objective included), now with Pyomo's compiler; "direct" builds the
+same matrix with numpy and passes it to HiGHS:
 
-=========  ==============================  ===================  ====================  =========
-N          rows / columns / nonzeros       rules: build + hand  arrays: build + hand  direct
-=========  ==============================  ===================  ====================  =========
-2 000      20 317 / 8 350 / 224 690        0.15 + 0.15 s        0.015 + 0.013 s       0.015 s
-10 000     100 317 / 40 350 / 1 120 690    0.76 + 0.83 s        0.062 + 0.055 s       0.063 s
-=========  ==============================  ===================  ====================  =========
+=========  ==============================  =======  ================  =============  =======
+N          rows / columns / nonzeros       build    hand-off: walker  hand-off: now  direct
+=========  ==============================  =======  ================  =============  =======
+2 000      20 317 / 8 350 / 224 690        0.017 s  0.018 s           0.025 s        0.018 s
+10 000     100 317 / 40 350 / 1 120 690    0.077 s  0.076 s           0.094 s        0.076 s
+=========  ==============================  =======  ================  =============  =======
 
-Where the remaining time goes at N = 10 000: making the 40 000 Pyomo variables c (0.015 s), the routing rows'
-arrays (0.02 s), walking the objective and numbering the columns (0.01 s), bounds and integrality (0.007 s),
-``passModel`` (0.016 s, as for the direct build). ``passModel`` takes the row-wise matrix 2-3x faster than the
-column-wise one (HiGHS stores it column-wise either way). Pyomo's standard-form compiler took 1.9 s of CPU on
-the rule-built model, and the contrib ``set_instance`` route 11.5 s.
+A second pair of runs gave 0.017 / 0.023 s and 0.065 / 0.093 s: Pyomo's compiler costs 0.005-0.007 s more at
+N = 2 000 and 0.02-0.03 s more at N = 10 000.
+
+Where the hand-off's time goes at N = 10 000 (CPU seconds in a warm process): Pyomo's compiler on the objective
+(40 000 terms) and the 317 rows besides the families 0.037 s (the walker read them in about 0.01 s), the families'
+arrays and numbering the columns 0.007 s, assembling the matrix 0.006 s, bounds and integrality 0.008 s,
+``passModel`` 0.018 s (as for the direct build). ``passModel`` takes the row-wise matrix 2-3x faster than the
+column-wise one (HiGHS stores it column-wise either way). With every row an ordinary indexed ``Constraint`` rule
+instead, the compiler took 1.9 s of CPU, and the contrib ``set_instance`` route 11.5 s.
 
 Other decisions, each measured
 ------------------------------
@@ -54,7 +55,6 @@ Other decisions, each measured
 from __future__ import annotations
 
 import contextlib
-import gc
 import itertools
 import logging
 import math
@@ -66,12 +66,12 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from numbers import Integral, Real
-from operator import attrgetter
 from typing import Any
 
 import numpy as np
 
 from odtmip.exceptions import OptionError, SolverUnavailableError
+from odtmip.models._compile import _Compiled, compile_model, model_statistics, paused_gc, require_scipy
 from odtmip.results import Status
 
 __all__ = [
@@ -155,14 +155,10 @@ def highs_available() -> bool:
 
 
 def require_highs() -> None:
-    """Raise :class:`~odtmip.exceptions.SolverUnavailableError` with an install hint when HiGHS is missing."""
+    """Raise :class:`~odtmip.exceptions.SolverUnavailableError` with an install hint when HiGHS (or scipy) is
+    missing."""
     _highspy()
-    try:
-        import scipy.sparse  # noqa: F401  (Pyomo's standard-form compiler needs it)
-    except ImportError as exc:
-        raise SolverUnavailableError(
-            "scipy is not available; odtmip needs it to pass models to HiGHS: `pip install scipy`."
-        ) from exc
+    require_scipy()
 
 
 # ====================================================================================================
@@ -257,7 +253,7 @@ class MipRun:
     nodes, lp_iterations : int
         Branch-and-bound nodes and LP iterations (simplex + IPM) of the run.
     handoff_seconds : float
-        Pyomo model → HiGHS (standard-form compile, arrays, ``passModel``).
+        Pyomo model → HiGHS (:func:`~odtmip.models._compile.compile_model`, then ``passModel``).
     solve_seconds : float
         Completing the starts and the HiGHS run (``Highs.run``), wall clock.
     warm_start_given : bool
@@ -300,545 +296,32 @@ class MipRun:
 
 
 # ====================================================================================================
-# Pyomo model -> HiGHS
+# Pyomo model -> HiGHS (the model is compiled to arrays by odtmip.models._compile)
 
 
-@dataclass
-class _Compiled:
-    """A Pyomo model as HiGHS sees it: arrays (the matrix row-wise) plus the column <-> variable map."""
-
-    columns: list  # columns[j] is the Pyomo VarData of HiGHS column j
-    col_of: dict  # id(VarData) -> column index
-    cost: np.ndarray
-    offset: float  # objective constant, including the contribution of fixed variables
-    maximize: bool
-    col_lower: np.ndarray
-    col_upper: np.ndarray
-    is_int: np.ndarray  # bool per column
-    row_lower: np.ndarray
-    row_upper: np.ndarray
-    a_start: np.ndarray  # the matrix row-wise (CSR), int32 / float64: HiGHS's passModel takes it 2-3x faster
-    a_index: np.ndarray
-    a_value: np.ndarray
-    statistics: dict
-    infeasible_reason: str | None = None  # set when Pyomo already found a violated constant constraint
-
-    def pass_to(self, hs, h, integer: bool = True) -> None:
-        """Load the model into ``h``; ``integer=False`` passes the LP relaxation."""
-        integrality = self.is_int.astype(np.int32) if integer else np.zeros(len(self.columns), np.int32)
-        status = h.passModel(
-            len(self.columns),
-            len(self.row_lower),
-            len(self.a_value),
-            int(hs.MatrixFormat.kRowwise),
-            int(hs.ObjSense.kMaximize if self.maximize else hs.ObjSense.kMinimize),
-            self.offset,
-            self.cost,
-            self.col_lower,
-            self.col_upper,
-            self.row_lower,
-            self.row_upper,
-            self.a_start,
-            self.a_index,
-            self.a_value,
-            integrality,  # 1 = HighsVarType.kInteger, 0 = kContinuous
-        )
-        if status == hs.HighsStatus.kError:
-            raise RuntimeError("HiGHS rejected the model (see the log for the reason)")
-
-
-@contextlib.contextmanager
-def paused_gc():
-    """Pause Python's cyclic garbage collector while a large model is built or read; restored on exit.
-
-    A Pyomo model is millions of small objects. While they are being created, the collector's thresholds trip
-    again and again and each full collection rescans everything alive. Building the Günlük depth-3 model at
-    N = 10 000 took 2.1 s of CPU with the collector running and 1.1-1.3 s with it paused. Nothing leaks: objects
-    in reference cycles are collected once the collector runs again. Nested use is fine.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-_STAT_KEYS = ("n_variables", "n_binary", "n_integer", "n_continuous", "n_constraints", "n_nonzeros")
-
-
-def _compile(model, reader: str = "auto") -> _Compiled:
-    """Compile a linear Pyomo model to arrays (the matrix row-wise).
-
-    ``reader="auto"`` reads the rows with :func:`_read_linear` and falls back to Pyomo's standard-form
-    compiler for any model that reader does not handle; ``"pyomo"`` always uses the compiler. Both give the
-    same rows and columns in the same order.
-    """
-    require_highs()
-    hs = _highspy()
-    import pyomo.environ as pyo
-
-    objectives = list(model.component_data_objects(pyo.Objective, active=True))
-    if len(objectives) > 1:
-        raise ValueError(f"model {model.name!r} has {len(objectives)} active objectives; HiGHS needs one")
-    maximize = bool(objectives) and objectives[0].sense == pyo.maximize
-    with paused_gc():
-        raw = _read_linear(model, objectives[0] if objectives else None) if reader == "auto" else None
-        if raw is None:
-            raw = _standard_form(model, hs.kHighsInf)
-    if isinstance(raw, str):  # Pyomo found a violated constant constraint
-        empty = np.zeros(0)
-        return _Compiled(
-            [], {}, empty, 0.0, maximize, empty, empty, np.zeros(0, bool), empty, empty,
-            np.zeros(1, np.int32), np.zeros(0, np.int32), empty, dict.fromkeys(_STAT_KEYS, 0), raw,
-        )  # fmt: skip
-    columns, cost, offset, A, row_lower, row_upper, col_of = raw
-    n = len(columns)
-    inf = hs.kHighsInf
-    lb, ub, is_int = _column_bounds(columns, inf)
-
-    binary = is_int & (lb >= 0) & (ub <= 1)
-    stats = {
-        "n_variables": n,
-        "n_binary": int(binary.sum()),
-        "n_integer": int((is_int & ~binary).sum()),
-        "n_continuous": int((~is_int).sum()),
-        "n_constraints": len(row_lower),
-        "n_nonzeros": int(A.nnz),
-    }
-    return _Compiled(
-        columns=columns,
-        col_of=col_of or dict(zip(map(id, columns), range(n), strict=True)),
-        cost=cost,
-        offset=offset,
-        maximize=maximize,
-        col_lower=lb,
-        col_upper=ub,
-        is_int=is_int,
-        row_lower=row_lower,
-        row_upper=row_upper,
-        a_start=np.asarray(A.indptr, dtype=np.int32),
-        a_index=np.asarray(A.indices, dtype=np.int32),
-        a_value=np.asarray(A.data, dtype=float),
-        statistics=stats,
+def _pass_model(hs, h, comp: _Compiled, integer: bool = True) -> None:
+    """Load the compiled model into ``h`` (``Highs.passModel``, the matrix row-wise); ``integer=False`` passes the
+    LP relaxation."""
+    integrality = comp.is_int.astype(np.int32) if integer else np.zeros(len(comp.columns), np.int32)
+    status = h.passModel(
+        len(comp.columns),
+        len(comp.row_lower),
+        len(comp.a_value),
+        int(hs.MatrixFormat.kRowwise),
+        int(hs.ObjSense.kMaximize if comp.maximize else hs.ObjSense.kMinimize),
+        comp.offset,
+        comp.cost,
+        comp.col_lower,
+        comp.col_upper,
+        comp.row_lower,
+        comp.row_upper,
+        comp.a_start,
+        comp.a_index,
+        comp.a_value,
+        integrality,  # 1 = HighsVarType.kInteger, 0 = kContinuous
     )
-
-
-def _column_bounds(columns, inf: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Lower and upper bound (the variable's own, tightened by its domain's) and integrality of every column.
-
-    Variables of one component mostly share their bound settings and domain, so each distinct (lower, upper,
-    domain) is resolved once through Pyomo's ``lb`` / ``ub`` / ``is_continuous``: 40 000 columns take about
-    0.01 s instead of 0.15 s variable by variable.
-    """
-    n = len(columns)
-    if not n:
-        return np.zeros(0), np.zeros(0), np.zeros(0, dtype=bool)
-    # The bound settings (None, numbers or Pyomo expressions) and domains, compared by identity: equal settings in
-    # different objects only cost an extra lookup, and every object stays alive (held by its variable) meanwhile.
-    keys = np.column_stack([np.fromiter(map(id, map(attrgetter(a), columns)), dtype=np.int64, count=n)
-                            for a in ("_lb", "_ub", "_domain")])
-    if (keys[:, :2] == id(None)).all():  # the usual case: no bounds of the variables' own
-        keys = keys[:, 2]
-    _, first, which = np.unique(keys, axis=0 if keys.ndim == 2 else None, return_index=True, return_inverse=True)
-    resolved = []
-    for v in (columns[j] for j in first.tolist()):  # one variable per distinct key
-        discrete = not v.is_continuous()
-        if discrete and not v.is_integer():
-            raise ValueError(f"variable {v.name} has a discrete domain that is not integer; HiGHS cannot model it")
-        resolved.append((-inf if v.lb is None else v.lb, inf if v.ub is None else v.ub, discrete))
-    lb, ub, is_int = (np.array(x)[which.ravel()] for x in zip(*resolved, strict=True))
-    return lb.astype(float), ub.astype(float), is_int.astype(bool)
-
-
-def _standard_form(model, inf: float):
-    """(columns, cost, offset, CSR matrix, row_lower, row_upper, None) from Pyomo's standard-form compiler, or the
-    compiler's message when a constant constraint is violated."""
-    from pyomo.common.errors import InfeasibleConstraintException
-    from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
-    from pyomo.repn.util import FileDeterminism
-
-    try:
-        # NONE skips Pyomo's re-sorting of indices (27 % of the compile time). The column and row order
-        # is then the construction order of the model's components, which is deterministic.
-        repn = LinearStandardFormCompiler().write(
-            model, mixed_form=True, set_sense=None, file_determinism=FileDeterminism.NONE
-        )
-    except InfeasibleConstraintException as exc:
-        return str(exc)
-
-    # Rows. mixed_form gives one row per constraint, except a ranged constraint (lb < body < ub), which
-    # comes as two consecutive rows (<= ub, then >= lb) with the same coefficients: merge them into one.
-    A = repn.A
-    kind = np.fromiter((r.bound_type for r in repn.rows), dtype=np.int8, count=len(repn.rows))
-    rhs = np.asarray(repn.rhs, dtype=float)
-    row_lower = np.where(kind == 1, -inf, rhs)  # bound_type 0: ==, 1: <=, -1: >=
-    row_upper = np.where(kind == -1, inf, rhs)
-    pair = [k for k in np.flatnonzero((kind[:-1] == 1) & (kind[1:] == -1)).tolist()
-            if repn.rows[k].constraint is repn.rows[k + 1].constraint]  # fmt: skip
-    if pair:
-        pair = np.asarray(pair)
-        row_lower[pair] = rhs[pair + 1]
-        keep = np.ones(len(kind), dtype=bool)
-        keep[pair + 1] = False
-        A, row_lower, row_upper = A.tocsr()[keep], row_lower[keep], row_upper[keep]
-    A = A.tocsr()
-    A.eliminate_zeros()
-    A.sort_indices()
-    n = len(repn.columns)
-    cost = repn.c.toarray()[0].astype(float) if repn.c.shape[0] else np.zeros(n)
-    offset = float(repn.c_offset[0]) if len(repn.c_offset) else 0.0
-    return repn.columns, cost, offset, A, row_lower, row_upper, None
-
-
-class _NotHandled(Exception):
-    """:func:`_read_linear` met something it does not read; the standard-form compiler takes over."""
-
-
-def _read_linear(model, objective):
-    """Read a linear model's rows straight from its constraint expressions and array families (a fast path for
-    the compiler).
-
-    Returns what :func:`_standard_form` returns (its last item, here, the id(VarData) -> column map, or None
-    when unused columns were dropped), with the same rows and columns in the same order: rows in
-    ``component_data_objects`` order (a ranged row once), columns in order of first use, where a variable's
-    first use numbers every member of its ``Var`` component; fixed variables are constants; columns used
-    nowhere and satisfied constant rows are dropped (a violated one gives the compiler's message). Returns
-    ``None`` (so the caller runs the compiler) when the model holds a component type or an expression node this
-    reader does not know: it reads only sums, negations, products and quotients by constants, named
-    expressions, variables and constants.
-
-    One difference: a fixed variable is always a constant here, whereas the compiler keeps it as a column
-    (removed later, leaving an empty row) once another member of its ``Var`` has been numbered; a row of
-    fixed variables is therefore always a constant row here.
-
-    An intact :class:`~odtmip.models.rows.LinearRows` family is taken as one block of arrays; one with rows
-    deleted, deactivated or given their own expression is read row by row. Its columns are numbered like any
-    other's: whole ``Var`` components, in the order of their first use.
-
-    Why: the compiler walks every expression with a general visitor and re-derives each constraint's bounds.
-    On the Günlük depth-3 model at N = 10 000 (100 317 rows, 1.1 M nonzeros) built with rules, it took 1.9 s
-    of CPU against 0.7 s here (same process); with the routing rows as arrays this reader takes 0.03 s.
-    """
-    import scipy.sparse as sp
-    from pyomo.common.numeric_types import native_numeric_types, native_types
-    from pyomo.core.base.constraint import Constraint
-    from pyomo.core.base.var import VarData
-    from pyomo.core.expr import numeric_expr as ne
-    from pyomo.core.expr.relational_expr import EqualityExpression, InequalityExpression, RangedExpression
-    from pyomo.repn.util import SortComponents
-
-    from odtmip.models.rows import LinearRows, var_members
-
-    if _unknown_components(model):
-        return None
-    unsorted = SortComponents.UNSORTED
-    col_of: dict[int, int] = {}  # id(VarData) -> provisional column (every member of a used Var component)
-    columns: list = []
-    named: dict[int, tuple[list, list, float]] = {}  # id(named expression) -> its (columns, coefficients, constant)
-    idx: list[int] = []  # the terms: objective first, then row by row
-    val: list[float] = []
-    add_idx, add_val = idx.append, val.append
-    numbers = native_numeric_types
-    sums = (ne.LinearExpression, ne.SumExpression)
-    monomial, negation = ne.MonomialTermExpression, ne.NegationExpression
-    product, division = ne.ProductExpression, ne.DivisionExpression
-
-    def number(e) -> float:
-        if e.__class__ in numbers:
-            return e
-        if e.__class__ in native_types or e.is_potentially_variable():
-            raise _NotHandled(e)
-        return e()  # a Param, or an expression of Params and numbers
-
-    member_columns: dict[int, np.ndarray] = {}  # id(Var component) -> column of each member, -1 if fixed
-    member_lists: dict[int, tuple[list, np.ndarray]] = {}  # id(Var component) -> (members, fixed?)
-
-    def members_of(var) -> tuple[list, np.ndarray]:
-        """The members of a ``Var`` component in its own order, and which of them are fixed."""
-        got = member_lists.get(id(var))
-        if got is None:
-            members = var_members(var)
-            got = member_lists[id(var)] = members, np.array(list(map(attrgetter("_fixed"), members)), dtype=bool)
-        return got
-
-    def number_members(var) -> np.ndarray:
-        """Number the members of a whole ``Var`` component at its first use, in its own order, as the compiler
-        does (fixed members are constants and get no column); return the column of each member (-1: fixed)."""
-        cols = member_columns.get(id(var))
-        if cols is None:
-            members, fixed = members_of(var)
-            free = ~fixed
-            cols = np.where(free, len(columns) + np.cumsum(free) - 1, -1).astype(np.int32)
-            new = members if free.all() else [w for w, f in zip(members, free.tolist(), strict=True) if f]
-            col_of.update(zip(map(id, new), range(len(columns), len(columns) + len(new)), strict=True))
-            columns.extend(new)
-            member_columns[id(var)] = cols
-        return cols
-
-    def column(v) -> int | None:
-        """The column of variable ``v`` (numbering its component at first use); None when ``v`` is fixed."""
-        if not isinstance(v, VarData):
-            raise _NotHandled(v)
-        j = col_of.get(id(v))
-        if j is not None or v.fixed:
-            return j
-        number_members(v.parent_component())
-        if id(v) not in col_of:  # not a member of its own component (never seen in Pyomo)
-            raise _NotHandled(v)
-        return col_of[id(v)]
-
-    def var_term(v, mult) -> float:
-        """Record mult * v; return its constant part (mult * value when v is fixed)."""
-        j = column(v)
-        if j is None:
-            if v.value is None:
-                raise _NotHandled(v)  # the compiler reports a fixed variable without a value
-            return mult * v.value
-        add_idx(j)
-        add_val(mult)
-        return 0
-
-    def walk_terms(args, mult) -> float:
-        """walk() for the terms of a sum, one by one."""
-        const = 0
-        for a in args:
-            j = col_of.get(id(a))  # a free variable seen before: the common case
-            if j is not None:
-                add_idx(j)
-                add_val(mult)
-            elif a.__class__ is monomial:
-                coef, v = a._args_
-                j = col_of.get(id(v))
-                if j is not None and coef.__class__ in numbers:
-                    add_idx(j)
-                    add_val(mult * coef)
-                else:
-                    const += var_term(v, mult * number(coef))
-            elif a.__class__ in numbers:
-                const += mult * a
-            else:
-                const += walk(a, mult)
-        return const
-
-    def walk(e, mult) -> float:
-        """Append the terms of mult * e to idx / val; return its constant."""
-        cls = e.__class__
-        if cls in numbers:
-            return mult * e
-        if cls in sums:
-            const = 0
-            args = e._args_
-            if len(args) != e._nargs:
-                args = args[: e._nargs]
-            for at in range(0, len(args), 256):  # a chunk of variables seen before: all at once
-                chunk = args[at : at + 256]
-                js = list(map(col_of.get, map(id, chunk)))
-                if None not in js:
-                    idx.extend(js)
-                    val.extend([mult] * len(js))
-                else:
-                    const += walk_terms(chunk, mult)
-            return const
-        if cls is monomial:
-            coef, v = e._args_
-            return var_term(v, mult * number(coef))
-        if cls is negation:
-            return walk(e._args_[0], -mult)
-        if cls in native_types:
-            raise _NotHandled(e)
-        if e.is_named_expression_type():  # read once, then copied wherever it is used
-            cached = named.get(id(e))
-            if cached is None:
-                start = len(idx)
-                const = walk(e.expr, 1)
-                named[id(e)] = idx[start:], val[start:], const
-                if mult != 1:
-                    val[start:] = [mult * x for x in val[start:]]
-            else:
-                n_idx, n_val, const = cached
-                idx.extend(n_idx)
-                val.extend(n_val if mult == 1 else [-x for x in n_val] if mult == -1 else [mult * x for x in n_val])
-            return mult * const
-        if not e.is_potentially_variable():
-            return mult * e()
-        if e.is_variable_type():
-            return var_term(e, mult)
-        if cls is product:
-            a, b = e._args_
-            if a.__class__ in numbers or not a.is_potentially_variable():
-                return walk(b, mult * number(a))
-            if b.__class__ in numbers or not b.is_potentially_variable():
-                return walk(a, mult * number(b))
-        if cls is division:
-            a, b = e._args_
-            if b.__class__ in numbers or not b.is_potentially_variable():
-                return walk(a, mult / number(b))
-        raise _NotHandled(e)
-
-    def constant(e) -> bool:
-        return e.__class__ in native_types or not e.is_potentially_variable()
-
-    def bound(e) -> float:
-        return e if e.__class__ in numbers else (None if e is None else number(e))
-
-    blocks: list[tuple] = []  # per run of rows: (starts, columns, values, lower, upper, constraints)
-
-    def add_array_rows(rows) -> None:
-        """All rows of an intact :class:`LinearRows` family as one block, without making any expression."""
-        rows.check_variables()
-        sizes = rows.sizes
-        if not all(id(var) in member_columns for var in rows.variables):
-            # number the components in the order of their first use by a free member, as the compiler does
-            fixed = np.concatenate([members_of(var)[1] for var in rows.variables])
-            of_term = np.searchsorted(np.cumsum(sizes), rows.indices, side="right")
-            of_term[fixed[rows.indices]] = -1
-            first_use = [(np.argmax(of_term == k), k) for k in range(len(sizes)) if (of_term == k).any()]
-            for _, k in sorted(first_use):
-                number_members(rows.variables[k])
-        col = np.concatenate([member_columns[id(var)] if id(var) in member_columns else np.full(size, -1)
-                              for var, size in zip(rows.variables, sizes, strict=True)])
-        term_col = col[rows.indices]
-        lower, upper = rows.lower, rows.upper
-        fixed_term = term_col < 0
-        if not fixed_term.any():
-            blocks.append((rows.indptr, term_col, rows.data, lower, upper, rows))
-            return
-        # fixed variables are constants: move them to the bounds
-        members = rows.members()
-        used = np.unique(rows.indices[fixed_term])
-        values = np.array([members[p].value for p in used.tolist()], dtype=float)
-        if np.isnan(values).any():
-            raise _NotHandled(rows)  # a fixed variable without a value: the compiler reports it
-        term_value = values[np.searchsorted(used, rows.indices[fixed_term])]
-        row_of_term = np.repeat(np.arange(len(lower)), np.diff(rows.indptr))
-        shift = np.bincount(row_of_term[fixed_term], weights=rows.data[fixed_term] * term_value, minlength=len(lower))
-        keep = ~fixed_term
-        starts = np.concatenate(([0], np.cumsum(np.bincount(row_of_term[keep], minlength=len(lower)))))
-        blocks.append((starts, term_col[keep], rows.data[keep], lower - shift, upper - shift, rows))
-
-    def flush(starts, lower, upper, rows) -> None:
-        """The rows read from expressions so far as one block."""
-        if rows:
-            s0 = starts[0]
-            blocks.append((np.asarray(starts) - s0, np.asarray(idx[s0:], dtype=np.int32),
-                           np.asarray(val[s0:], dtype=float), np.asarray(lower, dtype=float),
-                           np.asarray(upper, dtype=float), list(rows)))
-            del idx[s0:], val[s0:]
-            del starts[1:], lower[:], upper[:], rows[:]
-
-    inf = math.inf
-    try:
-        offset = 0.0
-        if objective is not None:
-            offset = walk(objective.expr, 1)
-        starts = [len(idx)]  # idx / val keep the objective's terms; rows go to blocks
-        lower: list[float] = []
-        upper: list[float] = []
-        rows: list = []  # the constraint of each row
-        for comp in model.component_objects(Constraint, active=True, sort=unsorted):
-            if isinstance(comp, LinearRows) and comp.intact():
-                flush(starts, lower, upper, rows)
-                add_array_rows(comp)
-                continue
-            for con in comp.values(unsorted):
-                if not con.active:
-                    continue
-                e = con.expr
-                cls = e.__class__
-                # The same (lower, body, upper) split as ConstraintData.to_bounded_expression.
-                if cls is InequalityExpression or cls is EqualityExpression:
-                    lhs, rhs = e._args_
-                    equality = cls is EqualityExpression
-                    if constant(rhs):
-                        lo, ub = (bound(rhs) if equality else None), bound(rhs)
-                        const = walk(lhs, 1)
-                    elif constant(lhs):
-                        lo, ub = bound(lhs), (bound(lhs) if equality else None)
-                        const = walk(rhs, 1)
-                    else:
-                        lo, ub = (0 if equality else None), 0
-                        const = walk(lhs, 1) + walk(rhs, -1)
-                elif cls is RangedExpression:
-                    lhs, body, rhs = e._args_
-                    if not (constant(lhs) and constant(rhs)):
-                        raise _NotHandled(e)
-                    lo, ub = bound(lhs), bound(rhs)
-                    const = walk(body, 1)
-                else:
-                    raise _NotHandled(e)
-                if lo is None and ub is None:  # no bound at all: no row (as the compiler)
-                    del idx[starts[-1] :], val[starts[-1] :]
-                    continue
-                starts.append(len(idx))
-                rows.append(con)
-                lower.append(-inf if lo is None else lo - const)
-                upper.append(inf if ub is None else ub - const)
-        flush(starts, lower, upper, rows)
-    except (_NotHandled, ArithmeticError, AttributeError, RecursionError, TypeError, ValueError):
-        return None  # the compiler reads it, or raises its own error
-
-    n = len(columns)
-    obj_index, obj_values = np.asarray(idx, dtype=np.int64), np.asarray(val, dtype=float)
-    sizes = [len(b[3]) for b in blocks]
-    offsets = np.cumsum([0] + [len(b[1]) for b in blocks])
-    index = np.int32 if offsets[-1] < 2**31 and n < 2**31 else np.int64  # what HiGHS takes, if it fits
-    indptr = np.concatenate([[0]] + [b[0][1:] + o for b, o in zip(blocks, offsets[:-1], strict=True)]).astype(index)
-    A = sp.csr_array((np.concatenate([np.zeros(0)] + [b[2] for b in blocks]),
-                      np.concatenate([np.zeros(0, index)] + [b[1] for b in blocks]).astype(index, copy=False), indptr),
-                     shape=(sum(sizes), n))
-    A.sum_duplicates()  # a variable twice in one row
-    if not A.data.all():
-        A.eliminate_zeros()  # and terms that cancel
-    row_lower = np.concatenate([np.zeros(0)] + [b[3] for b in blocks])
-    row_upper = np.concatenate([np.zeros(0)] + [b[4] for b in blocks])
-    empty = np.diff(A.indptr) == 0
-    if empty.any():  # constant rows: dropped when satisfied, an infeasible model otherwise (as the compiler)
-        violated = np.flatnonzero(empty & ((row_lower > 0) | (row_upper < 0)))
-        if len(violated):
-            r = int(violated[0])
-            b = int(np.searchsorted(np.cumsum(sizes), r, side="right"))
-            r -= sum(sizes[:b])
-            owner = blocks[b][5]
-            name = owner[r].name if isinstance(owner, list) else owner[list(owner.keys())[r]].name
-            return f"model contains a trivially infeasible constraint, '{name}'"
-        A, row_lower, row_upper = A[~empty], row_lower[~empty], row_upper[~empty]
-    cost = np.bincount(obj_index, weights=obj_values, minlength=n).astype(float)
-    used = (np.bincount(A.indices, minlength=n) > 0) | (cost != 0)
-    if not used.all():
-        A = A[:, used]
-        cost = cost[used]
-        columns = [v for v, keep in zip(columns, used.tolist(), strict=True) if keep]
-        col_of = None  # numbered again by the caller
-    A.sort_indices()
-    return columns, cost, float(offset), A, row_lower, row_upper, col_of
-
-
-def _unknown_components(model) -> bool:
-    """True when the model holds an active component the standard-form compiler would reject or warn about."""
-    from pyomo.core.base import (
-        Block,
-        Constraint,
-        Expression,
-        ExternalFunction,
-        Objective,
-        Param,
-        RangeSet,
-        Set,
-        Suffix,
-        Var,
-    )
-    from pyomo.network import Port
-    from pyomo.repn.util import categorize_valid_components
-
-    component_map, unknown = categorize_valid_components(
-        model,
-        active=True,
-        valid={Block, Constraint, Var, Param, Expression, ExternalFunction, Set, RangeSet, Port},
-        targets={Suffix, Objective},
-    )
-    return bool(unknown or component_map[Suffix])
+    if status == hs.HighsStatus.kError:
+        raise RuntimeError("HiGHS rejected the model (see the log for the reason)")
 
 
 def to_highs(model, options: HighsOptions = HighsOptions(), integer: bool = True):  # noqa: B008
@@ -851,31 +334,15 @@ def to_highs(model, options: HighsOptions = HighsOptions(), integer: bool = True
     Raises
     ------
     ValueError
-        Pyomo found a constant constraint violated (the model is infeasible before HiGHS sees it).
+        A constant constraint is violated (the model is infeasible before HiGHS sees it).
     """
     hs = _highspy()
-    comp = _compile(model)
+    comp = compile_model(model)
     if comp.infeasible_reason is not None:
         raise ValueError(f"model {model.name!r} is infeasible: {comp.infeasible_reason}")
     h = _new_highs(hs, options, mip=integer, recorder=_Recorder(echo=options.log))
-    comp.pass_to(hs, h, integer=integer)
+    _pass_model(hs, h, comp, integer=integer)
     return h, comp.columns
-
-
-def model_statistics(model) -> dict:
-    """Size of a linear Pyomo model as handed to HiGHS (before HiGHS's own presolve).
-
-    Fixed variables, variables that appear in no constraint and no objective, and constant constraints are
-    not counted (they never reach HiGHS). A ranged constraint ``lb <= expr <= ub`` counts once.
-
-    Returns
-    -------
-    dict
-        ``n_variables``, ``n_binary`` (integer with bounds within [0, 1]), ``n_integer`` (other integer),
-        ``n_continuous``, ``n_constraints`` (rows) and ``n_nonzeros`` (of the constraint matrix). All zero
-        when Pyomo already finds a constant constraint violated (the model is then infeasible).
-    """
-    return dict(_compile(model).statistics)
 
 
 # ====================================================================================================
@@ -1104,7 +571,7 @@ def _complete_starts(hs, comp: _Compiled, starts: list, options: HighsOptions, d
         if h is None:
             quiet = HighsOptions(threads=options.threads, seed=options.seed)
             h = _new_highs(hs, quiet, mip=True, recorder=_Recorder(echo=False))
-            comp.pass_to(hs, h)
+            _pass_model(hs, h, comp)
             h.setOptionValue("mip_max_nodes", 500)
         lower, upper = comp.col_lower[idx], comp.col_upper[idx]
         h.changeColsBounds(len(idx), idx, val, val)
@@ -1256,7 +723,7 @@ def solve(
     """
     hs = _highspy()
     t0 = time.perf_counter()
-    comp = _compile(model)
+    comp = compile_model(model)
     starts = [_start_vectors(comp, warm_start if warm_start is not None else ())]
     starts += [_start_vectors(comp, assignment) for assignment in more_starts]
     given = len(starts[0][0]) > 0
@@ -1267,7 +734,7 @@ def solve(
     recorder = _Recorder(echo=options.log)
     h = _new_highs(hs, options, mip=True, recorder=recorder)
     try:
-        comp.pass_to(hs, h)
+        _pass_model(hs, h, comp)
     except RuntimeError as exc:
         raise RuntimeError(f"{exc}:\n{recorder.text}") from None
     handoff = time.perf_counter() - t0
@@ -1404,13 +871,13 @@ def lp_relaxation(model, options: HighsOptions = HighsOptions()) -> float:  # no
         HiGHS stopped before solving the LP (e.g. on the time limit), or failed.
     """
     hs = _highspy()
-    comp = _compile(model)
+    comp = compile_model(model)
     infeasible = -math.inf if comp.maximize else math.inf
     if comp.infeasible_reason is not None:
         return infeasible
     recorder = _Recorder(echo=options.log)
     h = _new_highs(hs, options, mip=False, recorder=recorder)
-    comp.pass_to(hs, h, integer=False)
+    _pass_model(hs, h, comp, integer=False)
     _run(hs, h, options.threads, recorder)
     M = hs.HighsModelStatus
     ms = h.getModelStatus()

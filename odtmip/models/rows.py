@@ -11,7 +11,7 @@ more than assembling the same matrix with numpy. :class:`LinearRows` keeps such 
 * a row can be deactivated, deleted, or given a new expression with ``set_value`` (it then becomes an
   ordinary ``ConstraintData``);
 * the model can be cloned and pickled;
-* :mod:`odtmip.models._highs` hands intact families to HiGHS as arrays, without making any expression.
+* :mod:`odtmip.models._compile` hands intact families to HiGHS as arrays, without making any expression.
 
 Columns refer to whole ``Var`` components: with ``variables=[m.c, m.z]``, column ``p`` is the ``p``-th member of
 ``m.c`` (in its iteration order) when ``p < len(m.c)``, else member ``p - len(m.c)`` of ``m.z``. The components
@@ -107,7 +107,7 @@ class LinearRows(IndexedConstraint):
     keys : tuple of array-like
         The index of every row, one array per index position: row ``r`` is ``m.name[keys[0][r], keys[1][r]]``.
         The rows' indices must be distinct (checked when the row objects are made). Give the rows in the order
-        Pyomo iterates the index sets, as the writers and :mod:`odtmip.models._highs` then list them alike.
+        Pyomo iterates the index sets, as the writers and :mod:`odtmip.models._compile` then list them alike.
     variables : sequence of Var components
         The variables the columns refer to: the members of these components, one component after the other.
     rows, cols, coefs : array-like

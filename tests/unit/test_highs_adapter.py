@@ -13,6 +13,7 @@ pyo = pytest.importorskip("pyomo.environ")
 
 from odtmip.exceptions import OptionError, SolverUnavailableError  # noqa: E402
 from odtmip.models import _highs  # noqa: E402
+from odtmip.models._compile import compile_model  # noqa: E402
 from odtmip.models._highs import (  # noqa: E402
     HighsOptions,
     highs_available,
@@ -418,7 +419,7 @@ def test_partial_more_starts_are_completed():
 
 def test_feasible_start_is_plain_linear_algebra():
     m = tiny_max()  # x0 + x1 + x2 <= 2, x0 + x2 <= 1, binary
-    comp = _highs._compile(m)
+    comp = compile_model(m)
     col = [comp.col_of[id(m.x[i])] for i in m.I]
 
     def point(*x):

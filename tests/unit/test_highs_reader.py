@@ -1,35 +1,23 @@
-"""The direct expression reader of the HiGHS hand-off gives exactly the arrays of Pyomo's standard-form compiler,
-on every formulation's model variants and on hand-made models with fixed variables, constants and ranges."""
+"""The compile of the HiGHS hand-off (LinearRows families as arrays, the rest through Pyomo's standard-form compiler)
+gives exactly the arrays of the compiler on the whole model, on every formulation's model variants and on hand-made
+models with fixed variables, constants, ranges and families in sub-blocks."""
 
 import numpy as np
 import pandas as pd
 import pyomo.environ as pyo
 import pytest
-import scipy.sparse as sp
 
 from odtmip import Dataset
-from odtmip.models import _highs, binoct, gunluk, oct
+from odtmip.models import binoct, gunluk, oct
+from odtmip.models._compile import compile_model
+from odtmip.models.rows import LinearRows
 
 ARRAYS = ("cost", "col_lower", "col_upper", "is_int", "row_lower", "row_upper", "a_start", "a_index", "a_value")
 
 
-def _without_empty_rows(c):
-    """The compiler may keep rows that lost every variable to fixing; the reader drops them (they are checked)."""
-    if c.infeasible_reason is not None or not len(c.row_lower):
-        return c
-    A = sp.csr_array((c.a_value, c.a_index, c.a_start), shape=(len(c.row_lower), len(c.columns)))
-    keep = np.diff(A.indptr) > 0
-    assert ((c.row_lower[~keep] <= 0) & (c.row_upper[~keep] >= 0)).all()
-    B = A[keep]
-    B.sort_indices()
-    c.row_lower, c.row_upper = c.row_lower[keep], c.row_upper[keep]
-    c.a_start, c.a_index, c.a_value = B.indptr.astype(np.int32), B.indices.astype(np.int32), B.data
-    c.statistics = dict(c.statistics, n_constraints=int(keep.sum()))
-    return c
-
-
 def assert_same_compile(m):
-    ours, pyomos = _highs._compile(m, "auto"), _without_empty_rows(_highs._compile(m, "pyomo"))
+    """The families as arrays and through the compiler, row by row: the same rows, columns, bounds and objective."""
+    ours, pyomos = compile_model(m), compile_model(m, arrays=False)
     for name in ARRAYS:
         np.testing.assert_array_equal(getattr(ours, name), getattr(pyomos, name), err_msg=name)
     assert [id(v) for v in ours.columns] == [id(v) for v in pyomos.columns]
@@ -85,4 +73,56 @@ def test_hand_made_model_with_fixed_variables_ranges_and_constants():
     m.o = pyo.Objective(expr=m.x[1] - 2 * m.y + 4 + m.e, sense=pyo.minimize)
     assert_same_compile(m)
     m.c7 = pyo.Constraint(expr=m.x[2] >= 4)  # violated constant row: infeasible before HiGHS runs
-    assert _highs._compile(m, "auto").infeasible_reason is not None
+    assert "'c7'" in compile_model(m).infeasible_reason
+    del m.c7
+    m.k = pyo.Var(initialize=1)
+    m.k.fix()
+    m.c8 = pyo.Constraint(expr=m.k >= 4)  # k is numbered nowhere: the compiler itself finds the row violated
+    assert "'c8'" in compile_model(m).infeasible_reason
+
+
+def interleaved():
+    """Families between ordinary rows and in a sub-block, using components before, after and only in them, with
+    fixed members, a member used only by a family, a row left constant by fixing and terms that cancel."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(3), bounds=(0, 1))
+    m.u = pyo.Var(range(4), domain=pyo.Binary)
+    m.z = pyo.Var(["a", "b", "c"], bounds=(-1, 2))
+    m.w = pyo.Var(range(2), domain=pyo.Integers, bounds=(0, 5))
+    m.u[1].fix(1)
+    m.z["b"].fix(0.5)
+    m.c1 = pyo.Constraint(expr=m.x[0] + m.x[1] <= 1)
+    # u first used here (u[3] nowhere else), z by a fixed member only; in row 1 x[1] - x[1] cancels, row 2 is
+    # constant (0.5 <= 1)
+    m.f1 = LinearRows(range(3), keys=([0, 1, 2],), variables=[m.z, m.u, m.x],
+                      rows=[0, 0, 0, 1, 1, 1, 2], cols=[4, 6, 1, 3, 8, 8, 1], coefs=[1, 2, 1, -1, 1, -1, 1],
+                      lower=[-np.inf, 0, -np.inf], upper=[3, 0, 1])
+    m.c2 = pyo.Constraint(expr=pyo.inequality(0, m.u[0] + m.z["c"] - m.w[1], 4))  # z, w first used here
+    m.b = pyo.Block()
+    m.b.f2 = LinearRows(range(2), keys=([0, 1],), variables=[m.w, m.z], rows=[0, 0, 1], cols=[0, 2, 1],
+                        coefs=[3, -1, 1], lower=[1, 0], upper=[1, 5])
+    m.b.c3 = pyo.Constraint(expr=m.z["a"] + m.x[2] >= -1)
+    m.c4 = pyo.Constraint(expr=m.u[2] == m.x[2])
+    m.o = pyo.Objective(expr=m.x[1] + m.u[0], sense=pyo.maximize)
+    return m
+
+
+def test_families_take_their_place_among_the_rows_and_columns():
+    m = interleaved()
+    comp = compile_model(m)
+    assert m.f1.__dict__["_row_objects"] is None and m.b.f2.__dict__["_row_objects"] is None  # read as arrays
+    # whole components by first use: x (objective), u (f1), z and w (c2; z's use in f1 is by a fixed member)
+    assert [v.name for v in comp.columns] == ["x[0]", "x[1]", "x[2]", "u[0]", "u[2]", "u[3]", "z[a]", "z[c]",
+                                              "w[0]", "w[1]"]
+    assert comp.statistics["n_constraints"] == 8  # c1, f1[0], f1[1], c2, c4, f2 (2 rows), c3
+    assert_same_compile(m)
+
+
+def test_families_are_restored_when_the_compiler_fails():
+    m = interleaved()
+    m.c5 = pyo.Constraint(expr=m.x[0] * m.x[1] <= 1)
+    with pytest.raises(ValueError, match="nonlinear"):
+        compile_model(m)
+    assert m.f1.active and m.b.f2.active and m.f1.__dict__["_row_objects"] is None
+    del m.c5
+    assert_same_compile(m)

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from odtmip.models import _highs
+from odtmip.models._compile import compile_model
 from odtmip.models.rows import LinearRows, RowData, var_members
 from tests.unit.test_highs_reader import assert_same_compile
 
@@ -59,7 +60,7 @@ def test_rows_read_as_ordinary_constraints():
 def test_same_arrays_as_the_compiler_and_as_ordinary_constraints():
     m, twin = small_model(), plain_twin()
     assert_same_compile(m)
-    ours, theirs = _highs._compile(m), _highs._compile(twin)
+    ours, theirs = compile_model(m), compile_model(twin)
     for name in ("cost", "col_lower", "col_upper", "is_int", "row_lower", "row_upper", "a_start", "a_index", "a_value"):
         np.testing.assert_array_equal(getattr(ours, name), getattr(theirs, name), err_msg=name)
     assert _highs.lp_relaxation(m) == pytest.approx(_highs.lp_relaxation(twin))
@@ -81,7 +82,7 @@ def test_fixed_variables_move_to_the_bounds():
     assert_same_compile(m)
     m.x[0].fix(0)
     m.y["a"].fix(0)  # ordered[2] becomes 0 == 1: infeasible before HiGHS runs
-    reason = _highs._compile(m).infeasible_reason
+    reason = compile_model(m).infeasible_reason
     assert reason is not None and "ordered[2]" in reason
 
 
@@ -100,7 +101,7 @@ def test_deactivated_deleted_and_replaced_rows():
     twin.ordered[1].set_value(twin.x[1] + twin.y["a"] >= 1)
     assert _highs.lp_relaxation(m) == pytest.approx(_highs.lp_relaxation(twin))
     m.ordered.deactivate()  # the whole family
-    assert _highs._compile(m).statistics["n_constraints"] == 1
+    assert compile_model(m).statistics["n_constraints"] == 1
 
 
 def test_clone_pickle_and_lp_file(tmp_path):
@@ -152,7 +153,7 @@ def test_variables_that_change_their_members_are_caught():
     m.o = pyo.Objective(expr=m.x[0])
     m.x[5]  # noqa: B018  (a new member)
     with pytest.raises(ValueError, match="had 2 members"):
-        _highs._compile(m)
+        compile_model(m)
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
@@ -185,8 +186,50 @@ def test_random_families_match_ordinary_constraints(data):
 
     ours, twin = build(True), build(False)
     assert_same_compile(ours)
-    a, b = _highs._compile(ours), _highs._compile(twin)
+    a, b = compile_model(ours), compile_model(twin)
     assert a.infeasible_reason is None or b.infeasible_reason is not None
     if a.infeasible_reason is None:
         for name in ("row_lower", "row_upper", "a_start", "a_index", "a_value", "cost"):
             np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.data())
+def test_random_interleaved_families_match_the_compiler(data):
+    """Families and ordinary rows in any order, some in a sub-block, sharing components with fixed members: the same
+    rows, columns (in the same order), bounds and objective as the compiler reading the families' expressions."""
+    m = pyo.ConcreteModel()
+    m.b = pyo.Block()
+    variables = []
+    for k in range(data.draw(st.integers(1, 3))):
+        var = pyo.Var(range(data.draw(st.integers(1, 3))), bounds=(-1, 2), domain=data.draw(
+            st.sampled_from([pyo.Reals, pyo.Integers])))
+        m.add_component(f"v{k}", var)
+        variables.append(var)
+        for x in var.values():
+            fixed = data.draw(st.sampled_from([None, None, None, 0, 1, -1]))
+            if fixed is not None:
+                x.fix(fixed)
+    members = [x for var in variables for x in var.values()]
+    for k in range(data.draw(st.integers(1, 5))):
+        block = data.draw(st.sampled_from([m, m, m.b]))
+        if data.draw(st.booleans()):
+            used = data.draw(st.lists(st.sampled_from(variables), min_size=1, max_size=3, unique_by=id))
+            size = sum(len(var) for var in used)
+            n_rows = data.draw(st.integers(1, 3))
+            terms = data.draw(st.lists(st.tuples(st.integers(0, n_rows - 1), st.integers(0, size - 1),
+                                                 st.sampled_from([-1.0, 1.0, 2.0])), max_size=8))
+            rows, cols, coefs = (list(t) for t in zip(*terms, strict=True)) if terms else ([], [], [])
+            upper = data.draw(st.lists(st.sampled_from([0.0, 5.0, np.inf]), min_size=n_rows, max_size=n_rows))
+            lower = [-5.0 if u == np.inf else data.draw(st.sampled_from([-np.inf, -5.0, u])) for u in upper]
+            block.add_component(f"f{k}", LinearRows(range(n_rows), keys=(np.arange(n_rows),), variables=used,
+                                                    rows=rows, cols=cols, coefs=coefs, lower=lower, upper=upper))
+        else:
+            x, y = data.draw(st.sampled_from(members)), data.draw(st.sampled_from(members))
+            a = 2 if x is y else data.draw(st.sampled_from([-1, 1, 2]))  # no cancelling terms (see _compile)
+            block.add_component(f"c{k}", pyo.Constraint(expr=pyo.inequality(-20, x + a * y, 20)))
+    if data.draw(st.booleans()):
+        m.o = pyo.Objective(expr=sum(data.draw(st.sampled_from(variables)).values()))
+    ours, reference = compile_model(m), compile_model(m, arrays=False)
+    if ours.infeasible_reason is None or reference.infeasible_reason is None:  # several rows may be violated
+        assert_same_compile(m)
