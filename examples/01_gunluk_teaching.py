@@ -16,7 +16,7 @@ import pandas as pd
 
 from odtmip import Dataset
 from odtmip.dp import solve_dp
-from odtmip.models import _highs, gunluk
+from odtmip.models import gunluk, lp_relaxation, model_statistics
 
 ROWS = """\
 sunny    hot  high   weak   no
@@ -52,7 +52,7 @@ def main(verbose: bool = True) -> dict:
     # 1-2. The model reads like the paper: sets K, B, I, G, J; variables v, z, c; constraints (1), (2), (11), ...
     m = gunluk.build_model(data, options)
     say(f"data: {data.describe()}")
-    say(f"model: {_highs.model_statistics(m)}")
+    say(f"model: {model_statistics(m)}")
     if verbose:
         m.one_group_per_node.pprint()  # (1): sum_g v[g,k] == 1 at every decision node k
         m.anchor.pprint()  # (13): at the root, the anchor column of the chosen group goes left
@@ -61,7 +61,7 @@ def main(verbose: bool = True) -> dict:
 
     # 3. LP relaxation: z = 1/2 everywhere sends every sample half left, half right, and c = 1/2 puts half of
     #    each sample in a correct leaf on each side, so the LP "classifies everything correctly" ([GKLMS] §4.3).
-    lp_value = _highs.lp_relaxation(m)
+    lp_value = lp_relaxation(m)
     say(f"LP relaxation of (8a): {lp_value:g} correct of {data.n_samples} -- the LP bound is trivial")
 
     # 4. Solve cold, then warm-started from the DP optimum over the same splits.

@@ -13,67 +13,31 @@ from dataclasses import dataclass
 
 from odtmip.data import Dataset
 from odtmip.exceptions import OptionError
+from odtmip.models import FORMULATIONS
+from odtmip.models.formulation import DPProblem
+from odtmip.options import validate
+from odtmip.pipeline import solve_mip
 from odtmip.results import SolveResult
-from odtmip.solvers import solve
 
-MODELS = ("gunluk", "binoct", "oct")
-
-
-@dataclass(frozen=True)
-class DPProblem:
-    """The DP problem a MIP model is checked against.
-
-    ``data`` holds the model's candidate splits as binary columns (and its weights); every tree of depth <=
-    ``shallow`` fits the model and every tree of the model has depth <= ``deep``; ``exact`` is False when the
-    DP sees only part of the model's splits (then only model <= DP(shallow) is implied). The model's
-    objective of a tree is ``(DP objective + offset) / scale``.
-    """
-
-    data: Dataset
-    shallow: int
-    deep: int
-    exact: bool = True
-    penalty: float = 0.0
-    min_leaf: int = 1
-    offset: float = 0.0
-    scale: float = 1.0
-
-    def in_model_units(self, dp_objective: float | None) -> float | None:
-        return None if dp_objective is None else (dp_objective + self.offset) / self.scale
-
-    def solve(self, depth: int, time_limit: float | None) -> SolveResult:
-        return solve(self.data, "dp", max_depth=depth, penalty=self.penalty, min_leaf=self.min_leaf,
-                     time_limit=time_limit)
+#: The formulations that state a DP equivalent.
+MODELS = tuple(name for name, f in FORMULATIONS.items() if f.dp_problem is not None)
+# Options of the solve pipeline, not of a model.
+_PIPELINE_OPTIONS = ("time_limit", "warm_start", "highs", "lp_bound", "feed_dp")
 
 
-def dp_problem(data: Dataset, model: str, max_depth: int | None = None, **options) -> DPProblem:
-    """The DP problem with the same optimum as ``model`` on ``data`` (``options``: the model's options)."""
-    if model == "gunluk":
-        from odtmip.models import gunluk
+def _checkable(model: str):
+    """The formulation ``model``, when it states a DP equivalent."""
+    f = FORMULATIONS.get(model)
+    if f is None or f.dp_problem is None:
+        raise OptionError(f"check supports the models {', '.join(MODELS)} (got {model!r})")
+    return f
 
-        derived, shallow, deep, exact = gunluk.dp_equivalent(data, gunluk.make_options(max_depth, **options))
-        return DPProblem(derived, shallow, deep, exact)
-    if max_depth is None:
-        raise OptionError(f"checking {model} needs a depth")
-    if model == "binoct":
-        from odtmip.models import binoct
 
-        opts = binoct.make_options(**options)
-        derived, penalty = binoct.dp_equivalent(data, opts)
-        weight = float(data.weights.sum())  # RBinOCT = (errors + lambda W branch nodes + lambda W) / W
-        return DPProblem(derived, max_depth, max_depth, penalty=penalty, offset=opts.leaf_penalty * weight,
-                         scale=weight)
-    if model == "oct":
-        from odtmip.models import oct as oct_model
-
-        opts = oct_model.make_options(**options)
-        if opts.hyperplanes:
-            raise OptionError("OCT-H has no DP equivalent (hyperplane splits); check the axis-aligned OCT")
-        derived, penalty, min_leaf = oct_model.dp_equivalent(data, opts)
-        exact = not oct_model.prepare(data, opts).floored
-        baseline = oct_model.baseline_error(data)  # OCT = (errors + alpha L_hat splits) / L_hat
-        return DPProblem(derived, max_depth, max_depth, exact, penalty, min_leaf, scale=baseline or 1.0)
-    raise OptionError(f"check supports the models {', '.join(MODELS)} (got {model!r})")
+def dp_problem(data: Dataset, model: str, max_depth: int | None = None, options=None, **values) -> DPProblem:
+    """The DP problem with the same optimum as ``model`` on ``data`` (``options`` / ``values``: the model's)."""
+    f = _checkable(model)
+    values = {name: value for name, value in values.items() if name not in _PIPELINE_OPTIONS}
+    return f.dp_problem(data, max_depth, f.make_options(max_depth, options, {**values, **f.fixed}))
 
 
 @dataclass(frozen=True)
@@ -121,18 +85,22 @@ def _fmt(x) -> str:
     return "none" if x is None else f"{x:.6g}"
 
 
-def check(data: Dataset, model: str = "gunluk", **options) -> CheckReport:
+def check(data: Dataset, model: str = "gunluk", max_depth: int | None = None, time_limit: float | None = None,
+          **options) -> CheckReport:
     """Solve ``data`` with MIP ``model`` (warm-started from the DP) and with the DP; compare the optima.
 
-    ``options`` are passed to ``odtmip.solve(data, model, ...)`` as given: ``max_depth`` (binoct and oct need
-    it; without it Günlük's ``topology`` decides), ``time_limit`` (also for each DP solve) and the model's
-    options (the fields of ``GunlukOptions``, ``BinOCTOptions`` or ``OCTOptions``).
+    ``max_depth`` (binoct and oct need it; without it Günlük's ``topology`` decides), ``time_limit`` (seconds for
+    each solve) and ``options`` are checked as ``odtmip.solve`` checks them. The DP problem is solved once: its
+    trees are also the MIP's warm start (unless ``warm_start`` says otherwise).
     """
-    time_limit = options.get("time_limit")
-    problem = dp_problem(data, model, **{name: value for name, value in options.items() if name != "time_limit"})
-    mip = solve(data, model, **options)
+    problem = dp_problem(data, model, max_depth, **options)
+    given = validate(model, **({} if max_depth is None else {"max_depth": max_depth}),
+                     **({} if time_limit is None else {"time_limit": time_limit}), **options)
     dp = problem.solve(problem.shallow, time_limit)
     dp_deep = dp if problem.deep == problem.shallow else problem.solve(problem.deep, time_limit)
+    solved = [(problem, depth, result) for depth, result in ((problem.deep, dp_deep), (problem.shallow, dp))]
+    warm = given.get("warm_start", "dp") == "dp" or given.get("feed_dp", False)
+    mip = solve_mip(model, data, dp_solved=solved[: len(problem.depths)] if warm else None, **given)
     return CheckReport(model, mip, dp, dp_deep, problem, _verdict(mip, dp, dp_deep, problem))
 
 

@@ -17,7 +17,8 @@ from odtmip import datasets, metrics
 from odtmip.check import MODELS, check
 from odtmip.data import Dataset
 from odtmip.exceptions import OdtmipError
-from odtmip.options import OPTIONS, Choices, Interval, Option, validate
+from odtmip.models import FORMULATIONS
+from odtmip.options import OPTIONS, Boolean, Choices, Interval, Option, validate
 from odtmip.results import SolveResult
 from odtmip.solvers import SOLVERS, solve
 
@@ -126,6 +127,22 @@ def _add_model_options(p: argparse.ArgumentParser, constraints: bool = True) -> 
         target = g.add_mutually_exclusive_group()
         _add_option(target, "--min-specificity", "min_specificity", "T")
         _add_option(target, "--min-sensitivity", "min_sensitivity", "T")
+    # Every other option a formulation declares, as --its-name (a new formulation's options appear by themselves).
+    taken = {action.dest for action in p._actions} | _NO_FLAG
+    for name in dict.fromkeys(opt.name for f in FORMULATIONS.values() for opt in f.options):
+        if name in taken:
+            continue
+        declared = _declared(name)
+        flag = "--" + name.replace("_", "-")
+        if all(isinstance(c, Boolean) for _, opt in declared for c in opt.allowed):
+            g.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS,
+                           help=f"{declared[0][1].doc} ({', '.join(s for s, _ in declared)})")
+        else:
+            _add_option(g, flag, name, name.split("_")[-1].upper())
+
+
+# Options given as Python objects only (odtmip.solve), and those the `check` command sets itself.
+_NO_FLAG = {"options", "highs", "warm_start", "min_specificity", "min_sensitivity"}
 
 
 def _solver_options(args, solver: str) -> dict:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import importlib
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from numbers import Integral, Real
 
@@ -34,8 +35,8 @@ import numpy as np
 
 from odtmip.exceptions import OptionError
 
-__all__ = ["OPTIONS", "REQUIRED", "Boolean", "Choices", "Instance", "Interval", "Option", "defaults", "options_of",
-           "validate"]
+__all__ = ["DP_OPTIONS", "MIN_LEAF", "OPTIONS", "REQUIRED", "TIME_LIMIT", "Boolean", "Choices", "Instance", "Interval",
+           "Option", "defaults", "mip_options", "options_of", "validate"]
 
 
 # ============================================================================================ constraints
@@ -169,112 +170,68 @@ class Option:
 
 
 # ============================================================================================ declaration
-_TIME_LIMIT = Option("time_limit", (Interval(float, 0, None, "neither"),), None, "no time limit",
-                     "seconds; at the limit the best tree so far is returned")
-_LP_BOUND = Option("lp_bound", (Boolean(),), False, None,
-                   "also solve the LP relaxation and report it in stats['lp_relaxation']")
-_HIGHS = Option("highs", (Instance("odtmip.models._highs:HighsOptions"),), None, "the default HighsOptions()",
-                "HiGHS settings (time_limit overrides its time limit)")
-_MIN_LEAF = Option("min_leaf", (Interval(int, 1),), 1, None, "rows (unweighted) every non-empty leaf must hold")
+# Building blocks of the formulations' declarations (each formulation module declares its own options, listed in
+# its odtmip.models.formulation.Formulation record).
+TIME_LIMIT = Option("time_limit", (Interval(float, 0, None, "neither"),), None, "no time limit",
+                    "seconds; at the limit the best tree so far is returned")
+MIN_LEAF = Option("min_leaf", (Interval(int, 1),), 1, None, "rows (unweighted) every non-empty leaf must hold")
 
 
-def _mip(options_class: str, warm_starts: tuple[str, ...]) -> tuple[Option, ...]:
-    """The options every MIP solver takes: time limit, warm start, its options object, HiGHS, LP bound."""
+def mip_options(options_class: str, warm_starts: tuple[str, ...]) -> tuple[Option, ...]:
+    """The options every MIP formulation takes (the pipeline's, :func:`odtmip.pipeline.solve_mip`): time limit,
+    warm start, its options object, HiGHS settings, LP bound, feeding the DP's other trees."""
     return (
-        _TIME_LIMIT,
+        TIME_LIMIT,
         Option("warm_start", (Choices(warm_starts), Instance("odtmip.tree:Tree")), "dp", "no warm start, as 'none'",
                "HiGHS starts from the DP optimum over the model's splits ('dp'), a CART tree ('cart'; oct, oct-h), "
                "a given Tree, or nothing ('none')"),
         Option("options", (Instance(options_class),), None, f"the default {options_class.split(':')[1]}()",
                "model options; the keyword options override its fields"),
-        _HIGHS,
-        _LP_BOUND,
+        Option("highs", (Instance("odtmip.models._highs:HighsOptions"),), None, "the default HighsOptions()",
+               "HiGHS settings (the time limit comes from time_limit)"),
+        Option("lp_bound", (Boolean(),), False, None,
+               "also solve the LP relaxation and report it in stats['lp_relaxation']"),
+        Option("feed_dp", (Boolean(),), False, None, "hand HiGHS the other DP start trees during the search"),
     )
 
 
-_OCT = (
-    *_mip("odtmip.models.oct:OCTOptions", ("dp", "cart", "none")),
-    Option("alpha", (Interval(float, 0),), 0.0, None,
-           "complexity alpha: objective = errors / L_hat + alpha x splits (OCT-H: x features used)"),
-    Option("min_leaf", _MIN_LEAF.allowed, 1, None, "N_min: rows (unweighted) every non-empty leaf must hold"),
-    Option("mu", (Interval(float, 0, 1, "neither"),), 0.005, None,
-           "OCT-H margin of the strict inequality, in scaled units"),
-    Option("complexity", (Choices(("features", "splits")),), "features", None,
-           "OCT-H complexity term: features used over all splits, or splits"),
-    Option("epsilon_floor", (Interval(float, 0, 1, "neither"),), 1e-4, None,
-           "lower bound on each feature's epsilon (strict inequalities)"),
+#: The options of the DP (``odtmip.dp.solve_dp``).
+DP_OPTIONS: tuple[Option, ...] = (
+    Option("max_depth", (Interval(int, 0, 20),), 3, "no depth limit, with leaf_penalty > 0 or penalty > 0",
+           "largest number of branch nodes on a root-to-leaf path (0: a single leaf)"),
+    Option("max_nodes", (Interval(int, 0),), None, "2^max_depth - 1", "largest number of branch nodes"),
+    MIN_LEAF,
+    Option("penalty", (Interval(float, 0),), 0.0, None,
+           "cost per branch node added to the (weighted) misclassifications"),
+    Option("leaf_penalty", (Interval(float, 0),), None, "no leaf penalty",
+           "lambda: minimise errors / W + lambda x leaves (OSDT), W the total weight; not with a penalty"),
+    TIME_LIMIT,
+    Option("options", (Instance("odtmip.dp.solver:DPOptions"),), None, "the default DPOptions()",
+           "search technique switches (none changes the optimum)"),
 )
 
+
+class _Declarations(Mapping):
+    """``{solver: its options}``: the DP's and every registered formulation's, read from the registry on first
+    use (so that ``import odtmip`` does not import Pyomo)."""
+
+    def _table(self) -> dict[str, tuple[Option, ...]]:
+        from odtmip.models import FORMULATIONS
+
+        return {"dp": DP_OPTIONS, **{name: f.options for name, f in FORMULATIONS.items()}}
+
+    def __getitem__(self, solver: str) -> tuple[Option, ...]:
+        return self._table()[solver]
+
+    def __iter__(self):
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+
 #: The options of each solver, by solver name.
-OPTIONS: dict[str, tuple[Option, ...]] = {
-    "dp": (
-        Option("max_depth", (Interval(int, 0, 20),), 3, "no depth limit, with leaf_penalty > 0 or penalty > 0",
-               "largest number of branch nodes on a root-to-leaf path (0: a single leaf)"),
-        Option("max_nodes", (Interval(int, 0),), None, "2^max_depth - 1", "largest number of branch nodes"),
-        _MIN_LEAF,
-        Option("penalty", (Interval(float, 0),), 0.0, None,
-               "cost per branch node added to the (weighted) misclassifications"),
-        Option("leaf_penalty", (Interval(float, 0),), None, "no leaf penalty",
-               "lambda: minimise errors / W + lambda x leaves (OSDT), W the total weight; not with a penalty"),
-        _TIME_LIMIT,
-        Option("options", (Instance("odtmip.dp.solver:DPOptions"),), None, "the default DPOptions()",
-               "search technique switches (none changes the optimum)"),
-    ),
-    "gunluk": (
-        Option("max_depth", (Interval(int, 1, 12),), 2, None,
-               "D: the tree is topology balanced-D (ignored when a topology is given)"),
-        *_mip("odtmip.models.gunluk:GunlukOptions", ("dp", "none")),
-        Option("feed_dp", (Boolean(),), False, None, "hand HiGHS the other DP candidate trees during the search"),
-        Option("topology", (Instance("builtins:str"),), "depth2", None,
-               "tree shape: depth2, depth2.5, depth3, imbalanced, balanced-D or a shape such as '((L L) (L L))'"),
-        Option("strengthen", (Boolean(),), True, None, "(11)-(12) instead of (5)-(6), [GKLMS] §4.3.1"),
-        Option("anchors", (Boolean(),), True, None, "symmetry breaking (13), [GKLMS] §4.3.2"),
-        Option("delete_variables", (Boolean(),), True, None,
-               "routing variables only for correct (sample, leaf) pairs (14), [GKLMS] §4.3.3"),
-        Option("relax", (Boolean(),), True, None,
-               "Proposition 3: v, and z at leaf-adjacent nodes, continuous where valid, [GKLMS] §4.3.4"),
-        Option("ordinal", (Boolean(),), True, None, "numeric bucket groups split as thresholds, [GKLMS] §4.4"),
-        Option("order_symmetry", (Boolean(),), False, None,
-               "the w = 1 symmetry breaking of [GKLMS] §4.4-4.5 (instead of anchors)"),
-        Option("max_card", (Interval(int, 1),), None, "no limit", "max.card of categorical subsets, [GKLMS] §4.5"),
-        Option("class_weight", (Interval(float, 0, None, "neither"),), 1.0, None,
-               "C of [GKLMS] (8a): weight of a correct negative"),
-        Option("min_specificity", (Interval(float, 0, 1),), None, "no target",
-               "maximise sensitivity s.t. TNR >= T, [GKLMS] §4.6 (corrected (15))"),
-        Option("min_sensitivity", (Interval(float, 0, 1),), None, "no target",
-               "maximise specificity s.t. TPR >= T, [GKLMS] §4.6 (corrected (15))"),
-        Option("positive", (Interval(int, 0, 1),), 1, None, "index of the positive class in Dataset.classes_"),
-        Option("feature_selection", (Boolean(),), False, None,
-               "keep only the groups a CART tree uses on 90 percent of the data, [GKLMS] §5"),
-        Option("random_state", (Interval(int, 0, 2**32 - 1),), 0, None, "seed of the CART feature selection"),
-    ),
-    "binoct": (
-        Option("max_depth", (Interval(int, 1),), REQUIRED, None, "K: depth of the complete tree"),
-        *_mip("odtmip.models.binoct:BinOCTOptions", ("dp", "none")),
-        Option("leaf_penalty", (Interval(float, 0),), 0.0, None,
-               "lambda: errors / W + lambda x non-empty leaves (RBinOCT); 0: plain BinOCT"),
-        Option("thresholds", (Choices(("all", "boundary")),), "all", None,
-               "candidate thresholds: every midpoint, or the reference code's class-boundary shortcut"),
-        Option("root_pass_through", (Boolean(),), None, "on exactly when leaf_penalty > 0",
-               "binary s that makes the single leaf representable"),
-        Option("bits", (Choices(("trie", "reference")),), "trie", None,
-               "bits per node: the trie depth, or the reference code's 1 + floor(log2 T_max)"),
-        Option("surplus_bit_fix", (Boolean(),), True, None, "fix the bits a chosen feature does not use to 0"),
-    ),
-    "oct": (
-        Option("max_depth", (Interval(int, 0, 12),), REQUIRED, None, "D: depth of the complete tree"),
-        *_OCT,
-        Option("scaling", (Choices(("rank", "minmax")),), None, "'rank'",
-               "feature scaling: ranks, or min-max (an affine map)"),
-        Option("hyperplanes", (Boolean(),), False, None, "OCT-H: hyperplane splits (the solver oct-h)"),
-    ),
-    "oct-h": (
-        Option("max_depth", (Interval(int, 0, 12),), REQUIRED, None, "D: depth of the complete tree"),
-        *_OCT,
-        Option("scaling", (Choices(("minmax",)),), None, "'minmax'",
-               "feature scaling: min-max (a hyperplane in ranks is no hyperplane in the data)"),
-    ),
-}
+OPTIONS: Mapping[str, tuple[Option, ...]] = _Declarations()
 
 
 # ============================================================================================ checks

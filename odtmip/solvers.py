@@ -1,14 +1,15 @@
 """Every solver behind one call: ``odtmip.solve(dataset, solver=..., **options)``.
 
-:data:`SOLVERS` maps a solver's name to a :class:`SolverSpec`: the function that runs it and a summary; its
-options are declared in :mod:`odtmip.options`. The command line and the estimator both go through
-:func:`solve`, so a new solver is one entry here and one in :data:`odtmip.options.OPTIONS`.
+:data:`SOLVERS` maps a solver's name to a :class:`SolverSpec`: the function that runs it, a summary and its
+options (declared once, see :mod:`odtmip.options`). The DP is one entry; every MIP formulation comes from
+:data:`odtmip.models.FORMULATIONS`, read on first use so that ``import odtmip`` does not import Pyomo. The
+command line and the estimator both go through :func:`solve`.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from odtmip.data import Dataset
@@ -34,16 +35,31 @@ class SolverSpec:
         return getattr(importlib.import_module(module), func)
 
 
-SOLVERS: dict[str, SolverSpec] = {spec.name: spec for spec in (
-    SolverSpec("dp", "odtmip.dp:solve_dp", "MurTree-style dynamic programming on binary columns (exact, anytime)"),
-    SolverSpec("gunluk", "odtmip.models.gunluk:solve_gunluk",
-               "Günlük et al. categorical-subset MIP on HiGHS, warm-started from the DP"),
-    SolverSpec("binoct", "odtmip.models.binoct:solve_binoct",
-               "Verwer & Zhang BinOCT, or regularised BinOCT with a leaf penalty, on HiGHS, warm-started from the DP"),
-    SolverSpec("oct", "odtmip.models.oct:solve_oct",
-               "Bertsimas & Dunn OCT (axis-aligned) on HiGHS, with the d = 0 fix, warm-started from the DP"),
-    SolverSpec("oct-h", "odtmip.models.oct:solve_oct_h", "Bertsimas & Dunn OCT-H (hyperplane splits) on HiGHS"),
-)}
+_DP = SolverSpec("dp", "odtmip.dp:solve_dp", "MurTree-style dynamic programming on binary columns (exact, anytime)")
+
+
+class _Solvers(Mapping):
+    """``{name: SolverSpec}``: the DP, then every registered MIP formulation (its ``solve_<name>``)."""
+
+    def _table(self) -> dict[str, SolverSpec]:
+        from odtmip.models import FORMULATIONS
+
+        mips = {name: SolverSpec(name, f"{f.solve.__module__}:{f.solve.__name__}", f.summary)
+                for name, f in FORMULATIONS.items()}
+        return {"dp": _DP, **mips}
+
+    def __getitem__(self, name: str) -> SolverSpec:
+        return self._table()[name]
+
+    def __iter__(self):
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+
+#: Every solver, by name.
+SOLVERS: Mapping[str, SolverSpec] = _Solvers()
 
 
 def solve(dataset: Dataset, solver: str = "dp", **options) -> SolveResult:

@@ -116,8 +116,7 @@ References
 from __future__ import annotations
 
 import math
-import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import pyomo.environ as pyo
@@ -126,8 +125,9 @@ from odtmip.binarize import BinaryColumn, midpoint_thresholds
 from odtmip.data import Dataset
 from odtmip.exceptions import DataError, OptionError
 from odtmip.models._highs import HighsOptions
-from odtmip.models.base import merge_options, solve_model
+from odtmip.models.formulation import DPProblem, Formulation, merge_options
 from odtmip.models.rows import LinearRows, linear_sum, var_members
+from odtmip.options import REQUIRED, Boolean, Choices, Interval, Option, mip_options
 from odtmip.results import SolveResult
 from odtmip.tree import Split, Tree, branch, leaf
 
@@ -785,18 +785,10 @@ def dp_objective_to_loss(value: float, data: Dataset, options: BinOCTOptions) ->
     return value / float(data.weights.sum()) + options.leaf_penalty
 
 
-def dp_warm_start(data: Dataset, max_depth: int, options: BinOCTOptions, time_limit: float | None = None):
-    """The DP optimum over the model's candidate thresholds (penalty λW), or None if the DP found no tree."""
-    from odtmip.dp import solve_dp  # imported here so building a model does not need numba
-
-    derived, penalty = dp_equivalent(data, options)
-    limit = None if time_limit is None else max(0.1, time_limit / 4)
-    return solve_dp(derived, max_depth=max_depth, penalty=penalty, time_limit=limit).tree
-
-
 def solve_binoct(data: Dataset, max_depth: int, time_limit: float | None = None,
                  warm_start: str | Tree | None = "dp", options: BinOCTOptions | None = None,
-                 highs: HighsOptions | None = None, lp_bound: bool = False, **option_values) -> SolveResult:
+                 highs: HighsOptions | None = None, lp_bound: bool = False, feed_dp: bool = False,
+                 **option_values) -> SolveResult:
     """Fit BinOCT (λ = 0) or RBinOCT (λ > 0) to ``data`` and return a verified result.
 
     The objective is odtmip's loss for this model, ``weighted errors / W + λ · leaves`` (W = total weight;
@@ -809,15 +801,17 @@ def solve_binoct(data: Dataset, max_depth: int, time_limit: float | None = None,
     max_depth : int
         K: depth of the complete tree (every tree of depth ≤ K is representable; see ``root_pass_through``).
     time_limit : float, optional
-        Seconds for HiGHS; the best tree so far is returned with status ``time_limit``.
+        Seconds for the whole call; the best tree so far is returned with status ``time_limit``.
     warm_start : "dp", "none", None or Tree
         ``"dp"`` starts HiGHS from the DP optimum over the model's own thresholds (:func:`dp_equivalent`).
     options : BinOCTOptions, optional
         Model options; keyword arguments (``leaf_penalty=``, ``thresholds=`` ...) override its fields.
     highs : HighsOptions, optional
-        HiGHS settings (``time_limit`` overrides its time limit).
+        HiGHS settings.
     lp_bound : bool
         Also solve the LP relaxation and report it in ``stats["lp_relaxation"]``.
+    feed_dp : bool
+        Hand HiGHS the other DP start trees during the search as well.
 
     Examples
     --------
@@ -831,32 +825,60 @@ def solve_binoct(data: Dataset, max_depth: int, time_limit: float | None = None,
     >>> r.tree.n_leaves, round(r.objective, 4)
     (1, 0.6286)
     """
-    started = time.perf_counter()
-    options = make_options(options, **option_values)
-    highs = highs or HighsOptions()
-    if time_limit is not None:
-        highs = replace(highs, time_limit=time_limit)
-    t = time.perf_counter()
-    m = build_model(data, max_depth, options)
-    build_seconds = time.perf_counter() - t
-    start_tree, start_seconds = None, 0.0
-    if isinstance(warm_start, Tree):
-        start_tree = warm_start
-    elif warm_start == "dp":
-        t = time.perf_counter()
-        start_tree = dp_warm_start(data, max_depth, options, time_limit=time_limit)
-        start_seconds = time.perf_counter() - t
-    elif warm_start not in (None, "none"):
-        raise OptionError(f"warm_start must be 'dp', 'none' or a Tree, got {warm_start!r}")
-    start = None if start_tree is None else warm_start_values(m, data, start_tree)
-    if start_tree is not None and start is None:
-        raise OptionError("the warm-start tree is deeper than max_depth or uses a split that is not a candidate")
+    from odtmip.pipeline import solve_mip  # one floor up: it brings the DP to the model
+
+    return solve_mip("binoct", data, max_depth, time_limit=time_limit, warm_start=warm_start, options=options,
+                     highs=highs, lp_bound=lp_bound, feed_dp=feed_dp, **option_values)
+
+
+# ------------------------------------------------------------------------------------------- registry
+OPTIONS = (
+    Option("max_depth", (Interval(int, 1),), REQUIRED, None, "K: depth of the complete tree"),
+    *mip_options("odtmip.models.binoct:BinOCTOptions", ("dp", "none")),
+    Option("leaf_penalty", (Interval(float, 0),), 0.0, None,
+           "lambda: errors / W + lambda x non-empty leaves (RBinOCT); 0: plain BinOCT"),
+    Option("thresholds", (Choices(("all", "boundary")),), "all", None,
+           "candidate thresholds: every midpoint, or the reference code's class-boundary shortcut"),
+    Option("root_pass_through", (Boolean(),), None, "on exactly when leaf_penalty > 0",
+           "binary s that makes the single leaf representable"),
+    Option("bits", (Choices(("trie", "reference")),), "trie", None,
+           "bits per node: the trie depth, or the reference code's 1 + floor(log2 T_max)"),
+    Option("surplus_bit_fix", (Boolean(),), True, None, "fix the bits a chosen feature does not use to 0"),
+)
+
+
+def _dp_problem(data: Dataset, max_depth: int, options: BinOCTOptions) -> DPProblem:
+    """:func:`dp_equivalent` at depth K; W x loss = DP objective + lambda W (:func:`dp_objective_to_loss`)."""
+    derived, penalty = dp_equivalent(data, options)
+    weight = float(data.weights.sum())
+    return DPProblem(derived, max_depth, max_depth, penalty=penalty, offset=options.leaf_penalty * weight,
+                     scale=weight)
+
+
+def _make_options(max_depth, options, values) -> BinOCTOptions:
+    if max_depth is None:
+        raise OptionError("binoct needs a depth (max_depth): the depth K of the complete tree")
+    return make_options(options, **values)
+
+
+def _stats(m, options: BinOCTOptions) -> dict:
     bd: BinOCTData = m.bdata
-    extra = {"n_features": len(bd.features), "n_thresholds": sum(f.n_thresholds for f in bd.features),
-             "bits": bd.n_bits, "thresholds": options.thresholds, "leaf_penalty": options.leaf_penalty,
-             "root_pass_through": bd.pass_through, "warm_start_seconds": start_seconds,
-             "warm_start_loss": None if start_tree is None else loss(data, start_tree, options)}
-    return solve_model("binoct", m, decode=lambda mm: decode_tree(mm, data),
-                       loss=lambda tree: loss(data, tree, options), to_loss=lambda value: value,
-                       highs=highs, warm_start=start, build_seconds=build_seconds, lp_bound=lp_bound,
-                       extra_stats=extra, started=started)
+    return {"n_features": len(bd.features), "n_thresholds": sum(f.n_thresholds for f in bd.features),
+            "bits": bd.n_bits, "thresholds": options.thresholds, "leaf_penalty": options.leaf_penalty,
+            "root_pass_through": bd.pass_through}
+
+
+FORMULATION = Formulation(
+    name="binoct",
+    summary="Verwer & Zhang BinOCT, or regularised BinOCT with a leaf penalty, on HiGHS, warm-started from the DP",
+    options=OPTIONS,
+    solve=solve_binoct,
+    make_options=_make_options,
+    build=build_model,
+    decode=decode_tree,
+    embed=warm_start_values,
+    loss=loss,
+    to_loss=lambda m: lambda value: value,  # the model's objective is the loss
+    dp_problem=_dp_problem,
+    stats=_stats,
+)

@@ -53,8 +53,7 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
@@ -65,9 +64,10 @@ from odtmip.binarize import BinaryColumn
 from odtmip.data import Dataset
 from odtmip.exceptions import DataError, OptionError
 from odtmip.models._highs import HighsOptions, paused_gc
-from odtmip.models.base import merge_options, solve_model
+from odtmip.models.formulation import DPProblem, Formulation, merge_options
 from odtmip.models.rows import LinearRows, linear_sum, var_members
 from odtmip.models.topology import Topology
+from odtmip.options import Boolean, Instance, Interval, Option, mip_options
 from odtmip.results import SolveResult
 from odtmip.tree import Tree, branch, leaf
 
@@ -710,6 +710,8 @@ def solve_gunluk(data: Dataset, max_depth: int | None = None, time_limit: float 
                  **option_values) -> SolveResult:
     """Fit the [GKLMS] model to ``data`` and return a verified result (objective = odtmip's loss, see module).
 
+    The solve itself is :func:`odtmip.pipeline.solve_mip` (time budget, warm start, LP bound, verification).
+
     Parameters
     ----------
     data : Dataset
@@ -717,82 +719,58 @@ def solve_gunluk(data: Dataset, max_depth: int | None = None, time_limit: float 
     max_depth : int, optional
         Shorthand for ``topology="balanced-D"`` (ignored when ``topology`` is given).
     time_limit : float, optional
-        Seconds for HiGHS; the best tree so far is returned with status ``time_limit``.
+        Seconds for the whole call; the best tree so far is returned with status ``time_limit``.
     warm_start : "dp", "none", None or Tree
-        ``"dp"`` starts HiGHS from the best DP tree over the model's own splits (see :func:`dp_candidates`).
+        ``"dp"`` starts HiGHS from the best DP tree over the model's own splits (see :func:`dp_starts`).
     options : GunlukOptions, optional
         Model options; keyword arguments (``topology=``, ``class_weight=`` ...) override its fields.
     highs : HighsOptions, optional
-        HiGHS settings (``time_limit`` overrides its time limit).
+        HiGHS settings.
     lp_bound : bool
         Also solve the LP relaxation and report it in ``stats["lp_relaxation"]``.
     feed_dp : bool
-        Hand HiGHS the other DP candidate trees (see :func:`dp_candidates`) during the search as well.
+        Hand HiGHS the other DP start trees during the search as well.
     """
-    started = time.perf_counter()
-    options = make_options(max_depth, options, **option_values)
-    highs = highs or HighsOptions()
-    if time_limit is not None:
-        highs = replace(highs, time_limit=time_limit)
-    t = time.perf_counter()
-    m = build_model(data, options)
-    build_seconds = time.perf_counter() - t
-    if not (isinstance(warm_start, Tree) or warm_start in ("dp", "none", None)):
-        raise OptionError(f"warm_start must be 'dp', 'none' or a Tree, got {warm_start!r}")
-    t = time.perf_counter()
-    candidates = dp_candidates(m, data, time_limit) if warm_start == "dp" or feed_dp else []
-    start_seconds = time.perf_counter() - t
-    start_tree, start = (warm_start, warm_start_values(m, data, warm_start)) if isinstance(warm_start, Tree) \
-        else (None, None)
-    if start_tree is not None and start is None:
-        raise OptionError("the warm-start tree does not fit the model's topology and splits")
-    if warm_start == "dp" and candidates:
-        start_tree, start = candidates.pop(0)
-    offset = loss_offset(m)
-    extra = {"topology": str(m.topology), "warm_start_seconds": start_seconds,
-             "warm_start_loss": None if start_tree is None else loss(data, start_tree, options)}
-    if options.constrained:
-        extra["target"] = getattr(m, "tn_target", None) or getattr(m, "tp_target", None)
-    return solve_model("gunluk", m, decode=lambda mm: decode_tree(mm, data),
-                       loss=lambda tree: loss(data, tree, options), to_loss=lambda value: offset - value,
-                       highs=highs, warm_start=start, build_seconds=build_seconds, lp_bound=lp_bound,
-                       extra_stats=extra, started=started,
-                       more_starts=[values for _, values in candidates] if feed_dp else None)
+    from odtmip.pipeline import solve_mip  # one floor up: it brings the DP to the model
+
+    return solve_mip("gunluk", data, max_depth, time_limit=time_limit, warm_start=warm_start, options=options,
+                     highs=highs, lp_bound=lp_bound, feed_dp=feed_dp, **option_values)
 
 
-def dp_candidates(m, data: Dataset, time_limit: float | None = None) -> list[tuple[Tree, list]]:
-    """DP trees that fit the model, best first, each with its (variable, value) start.
-
-    The DP runs over :func:`equivalent_columns` with the class weight folded into the sample weights: first at
-    the topology's full depth (when that tree fits, it is the model's optimum, since DP(deep) <= model), then at
-    the depth of its shallowest leaf (a full tree of that depth always fits). For a sensitivity/specificity
-    target: the DP trees of a sweep of class weights that meet the target.
-    """
-    from odtmip.dp import solve_dp  # the DP engine; imported here so building a model does not need numba
-
-    gd, topo, options = m.gdata, m.topology, m.options
-    columns, _ = equivalent_columns(data, gd, options)
-    derived = data.derive(columns)
+def _dp_data(data: Dataset, options: GunlukOptions) -> tuple[Dataset, int, int, bool]:
+    """The DP's view of the model: (the model's splits as binary columns, the class weight folded into the
+    sample weights; the shallowest and deepest leaf's depth; whether the columns are all of the model's splits)."""
+    gd = prepare(data, options)
+    topo = Topology.parse(options.topology)
+    columns, exact = equivalent_columns(data, gd, options)
+    weights = np.where(data.y != options.positive, options.class_weight, 1.0) * data.weights
     depths = [len(lt) + len(rt) for lt, rt in topo.paths.values()]
-    neg = data.y != options.positive
-    limit = None if time_limit is None else max(0.1, time_limit / 4)
-    trees = []
+    return data.derive(columns).reweighted(weights), min(depths), max(depths), exact
+
+
+def dp_starts(data: Dataset, options: GunlukOptions) -> list[DPProblem]:
+    """The DP problems whose trees start the model ([GKLMS] §5 starts from CART; the DP does better).
+
+    Without a target: :func:`dp_equivalent`, solved at the topology's full depth (when that tree fits, it is the
+    model's optimum, since DP(deep) <= model) and at its shallowest leaf's (a full tree of that depth always
+    fits). With a sensitivity/specificity target: a sweep of weights on the class whose rate is constrained, at
+    the shallowest depth; only trees that meet the target start the model (:func:`meets_target`).
+    """
+    derived, shallow, deep, exact = _dp_data(data, options)
     if not options.constrained:
-        weighted = derived.reweighted(np.where(neg, options.class_weight, 1.0) * data.weights)
-        for depth in sorted({max(depths), min(depths)}, reverse=True):
-            trees.append(solve_dp(weighted, max_depth=depth, time_limit=limit).tree)
-    else:
-        for c in (1.0, 2.0, 4.0, 8.0, 16.0, 64.0, 1024.0):
-            boost = np.where(neg, c, 1.0) if options.min_specificity is not None else np.where(neg, 1.0, c)
-            tree = solve_dp(derived.reweighted(boost * data.weights), max_depth=min(depths), time_limit=limit).tree
-            if tree is not None and _meets_target(data, tree, options):
-                trees.append(tree)
-        trees.sort(key=lambda tree: loss(data, tree, options))
-    fitting = [(tree, warm_start_values(m, data, tree)) for tree in trees if tree is not None]
-    return [(tree, values) for tree, values in fitting if values is not None]
+        return [DPProblem(derived, shallow, deep, exact)]
+    neg = data.y != options.positive
+    problems = []
+    for c in (1.0, 2.0, 4.0, 8.0, 16.0, 64.0, 1024.0):
+        boost = np.where(neg, c, 1.0) if options.min_specificity is not None else np.where(neg, 1.0, c)
+        problems.append(DPProblem(derived.reweighted(boost * data.weights), shallow, shallow, exact=False))
+    return problems
 
 
-def _meets_target(data: Dataset, tree: Tree, options: GunlukOptions) -> bool:
+def meets_target(data: Dataset, tree: Tree, options: GunlukOptions) -> bool:
+    """Whether ``tree`` meets the sensitivity/specificity target (always, without one), exactly as (15)-(16)."""
+    if not options.constrained:
+        return True
     predicted_pos = tree.predict_index(data.X) == options.positive
     pos = data.y == options.positive
     if options.min_specificity is not None:
@@ -811,12 +789,7 @@ def dp_equivalent(data: Dataset, options: GunlukOptions) -> tuple[Dataset, int, 
     """
     if options.constrained:
         raise OptionError("the DP has no sensitivity/specificity constraint to compare with")
-    gd = prepare(data, options)
-    topo = Topology.parse(options.topology)
-    columns, exact = equivalent_columns(data, gd, options)
-    weights = np.where(data.y != options.positive, options.class_weight, 1.0) * data.weights
-    depths = [len(lt) + len(rt) for lt, rt in topo.paths.values()]
-    return data.derive(columns).reweighted(weights), min(depths), max(depths), exact
+    return _dp_data(data, options)
 
 
 def select_topology(data: Dataset, candidates=("depth2", "depth2.5", "depth3", "imbalanced"), folds: int = 5,
@@ -846,3 +819,63 @@ def select_topology(data: Dataset, candidates=("depth2", "depth2.5", "depth3", "
             scores[topology].append(float(held_out.weights[correct].sum() / held_out.weights.sum()))
     best = max(candidates, key=lambda t: (np.mean(scores[t]), -candidates.index(t)))
     return best, scores
+
+
+# ------------------------------------------------------------------------------------------- registry
+OPTIONS = (
+    Option("max_depth", (Interval(int, 1, 12),), 2, None,
+           "D: the tree is topology balanced-D (ignored when a topology is given)"),
+    *mip_options("odtmip.models.gunluk:GunlukOptions", ("dp", "none")),
+    Option("topology", (Instance("builtins:str"),), "depth2", None,
+           "tree shape: depth2, depth2.5, depth3, imbalanced, balanced-D or a shape such as '((L L) (L L))'"),
+    Option("strengthen", (Boolean(),), True, None, "(11)-(12) instead of (5)-(6), [GKLMS] §4.3.1"),
+    Option("anchors", (Boolean(),), True, None, "symmetry breaking (13), [GKLMS] §4.3.2"),
+    Option("delete_variables", (Boolean(),), True, None,
+           "routing variables only for correct (sample, leaf) pairs (14), [GKLMS] §4.3.3"),
+    Option("relax", (Boolean(),), True, None,
+           "Proposition 3: v, and z at leaf-adjacent nodes, continuous where valid, [GKLMS] §4.3.4"),
+    Option("ordinal", (Boolean(),), True, None, "numeric bucket groups split as thresholds, [GKLMS] §4.4"),
+    Option("order_symmetry", (Boolean(),), False, None,
+           "the w = 1 symmetry breaking of [GKLMS] §4.4-4.5 (instead of anchors)"),
+    Option("max_card", (Interval(int, 1),), None, "no limit", "max.card of categorical subsets, [GKLMS] §4.5"),
+    Option("class_weight", (Interval(float, 0, None, "neither"),), 1.0, None,
+           "C of [GKLMS] (8a): weight of a correct negative"),
+    Option("min_specificity", (Interval(float, 0, 1),), None, "no target",
+           "maximise sensitivity s.t. TNR >= T, [GKLMS] §4.6 (corrected (15))"),
+    Option("min_sensitivity", (Interval(float, 0, 1),), None, "no target",
+           "maximise specificity s.t. TPR >= T, [GKLMS] §4.6 (corrected (15))"),
+    Option("positive", (Interval(int, 0, 1),), 1, None, "index of the positive class in Dataset.classes_"),
+    Option("feature_selection", (Boolean(),), False, None,
+           "keep only the groups a CART tree uses on 90 percent of the data, [GKLMS] §5"),
+    Option("random_state", (Interval(int, 0, 2**32 - 1),), 0, None, "seed of the CART feature selection"),
+)
+
+
+def _stats(m, options: GunlukOptions) -> dict:
+    stats = {"topology": str(m.topology)}
+    if options.constrained:
+        stats["target"] = getattr(m, "tn_target", None) or getattr(m, "tp_target", None)
+    return stats
+
+
+def _to_loss(m):
+    offset = loss_offset(m)
+    return lambda value: offset - value  # (8a) is maximised
+
+
+FORMULATION = Formulation(
+    name="gunluk",
+    summary="Günlük et al. categorical-subset MIP on HiGHS, warm-started from the DP",
+    options=OPTIONS,
+    solve=solve_gunluk,
+    make_options=lambda max_depth, options, values: make_options(max_depth, options, **values),
+    build=lambda data, max_depth, options: build_model(data, options),
+    decode=decode_tree,
+    embed=warm_start_values,
+    loss=loss,
+    to_loss=_to_loss,
+    dp_problem=lambda data, max_depth, options: DPProblem(*dp_equivalent(data, options)),
+    dp_starts=lambda data, max_depth, options: dp_starts(data, options),
+    accepts=meets_target,
+    stats=_stats,
+)

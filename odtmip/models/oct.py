@@ -105,7 +105,6 @@ References
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field, replace
 from numbers import Integral, Real
 
@@ -116,9 +115,10 @@ from odtmip.binarize import BinaryColumn, raw_columns
 from odtmip.data import Dataset
 from odtmip.exceptions import DataError, OptionError
 from odtmip.models._highs import HighsOptions
-from odtmip.models.base import merge_options, solve_model
+from odtmip.models.formulation import DPProblem, Formulation, merge_options
 from odtmip.models.rows import LinearRows, linear_sum, var_members
-from odtmip.results import SolveResult, Status
+from odtmip.options import MIN_LEAF, REQUIRED, Boolean, Choices, Interval, Option, mip_options
+from odtmip.results import SolveResult
 from odtmip.tree import Split, Tree, branch, leaf
 
 #: From this many training rows :func:`solve_oct` asks HiGHS for IPM on LPs unless ``highs.lp_solver`` is set
@@ -920,23 +920,10 @@ def dp_equivalent(data: Dataset, options: OCTOptions = OCTOptions()) -> tuple[Da
     return data.derive(columns), options.alpha * od.normaliser, options.min_leaf
 
 
-def dp_warm_start(data: Dataset, max_depth: int, options: OCTOptions, time_limit: float | None = None) -> Tree | None:
-    """The DP optimum of :func:`dp_equivalent` (OCT's own optimum for axis-aligned splits), or None if the DP
-    found no tree within its time."""
-    from odtmip.dp import solve_dp  # imported here so building a model does not need numba
-
-    derived, penalty, min_leaf = dp_equivalent(data, options)
-    if derived.n_binary == 0:
-        majority = int(np.argmax(np.bincount(data.y, weights=data.weights, minlength=data.n_classes)))
-        return data.new_tree(leaf(majority))
-    result = solve_dp(derived, max_depth=max_depth, min_leaf=min_leaf, penalty=penalty, time_limit=time_limit)
-    return result.tree
-
-
 # ------------------------------------------------------------------------------------------- solve
 def solve_oct(data: Dataset, max_depth: int, time_limit: float | None = None, warm_start: str | Tree | None = "dp",
               options: OCTOptions | None = None, highs: HighsOptions | None = None, lp_bound: bool = False,
-              **option_values) -> SolveResult:
+              feed_dp: bool = False, **option_values) -> SolveResult:
     """Fit OCT (or OCT-H with ``hyperplanes=True``) to ``data`` and return a verified result.
 
     The objective is (24): (weighted errors) / L_hat + alpha x (splits, or OCT-H features used), recomputed by
@@ -949,19 +936,20 @@ def solve_oct(data: Dataset, max_depth: int, time_limit: float | None = None, wa
     max_depth : int
         D, the depth of the complete tree (0..12).
     time_limit : float, optional
-        Seconds for HiGHS; the best tree so far is returned with status ``time_limit`` (or ``no_solution``).
-        The DP warm start gets a quarter of it.
+        Seconds for the whole call; the best tree so far is returned with status ``time_limit`` (or
+        ``no_solution``). The DP warm start gets at most a quarter of it.
     warm_start : "dp", "cart", "none", None or Tree
-        ``"dp"``: the DP optimum over all midpoint thresholds (:func:`dp_warm_start`); ``"cart"``: the paper's
+        ``"dp"``: the DP optimum over all midpoint thresholds (:func:`dp_equivalent`); ``"cart"``: the paper's
         CART start (:func:`cart_tree`); a Tree: that tree (an :class:`OptionError` if it does not fit).
         A DP or CART tree that does not fit (OCT-H margins) is skipped, see ``stats["warm_start_note"]``.
     options : OCTOptions, optional
         Model options; keyword arguments (``alpha=``, ``min_leaf=``, ``hyperplanes=``, ...) override its fields.
     highs : HighsOptions, optional
-        HiGHS settings (``time_limit`` overrides its time limit). From 2000 rows ``lp_solver`` defaults to
-        ``"ipm"``.
+        HiGHS settings. From 2000 rows ``lp_solver`` defaults to ``"ipm"``.
     lp_bound : bool
         Also solve the LP relaxation and report it in ``stats["lp_relaxation"]``.
+    feed_dp : bool
+        Hand HiGHS the other DP start trees during the search as well.
 
     Examples
     --------
@@ -972,61 +960,115 @@ def solve_oct(data: Dataset, max_depth: int, time_limit: float | None = None, wa
     >>> r.status.value, r.objective, r.tree.nodes[0].split.threshold
     ('optimal', 0.0, 2.5)
     """
-    started = time.perf_counter()
-    options = make_options(options, **option_values)
-    max_depth = _check_depth(max_depth)
-    name = options.solver_name
-    highs = highs or HighsOptions()
-    if time_limit is not None:
-        highs = replace(highs, time_limit=time_limit)
-    if data.n_samples >= IPM_FROM_ROWS and highs.lp_solver is None:
-        highs = replace(highs, lp_solver="ipm")
-    if warm_start not in (None, "none", "dp", "cart") and not isinstance(warm_start, Tree):
-        raise OptionError(f"warm_start must be 'dp', 'cart', 'none' or a Tree, got {warm_start!r}")
-    if baseline_error(data) <= 0:
-        return _pure_result(data, name, started)
-    t = time.perf_counter()
-    m = build_model(data, max_depth, options)
-    build_seconds = time.perf_counter() - t
-    start_tree, start_seconds, note = None, 0.0, None
-    t = time.perf_counter()
-    if isinstance(warm_start, Tree):
-        start_tree = warm_start
-    elif warm_start == "dp":
-        start_tree = dp_warm_start(data, max_depth, options, None if time_limit is None else max(0.1, time_limit / 4))
-    elif warm_start == "cart":
-        start_tree = cart_tree(data, max_depth, options)
-    start_seconds = time.perf_counter() - t
-    start = None if start_tree is None else warm_start_values(m, data, start_tree)
-    if start_tree is not None and start is None:
-        if isinstance(warm_start, Tree):
-            raise OptionError("the warm-start tree does not fit the model (too deep, or a split the model's "
-                              "features cannot make with its margin)")
-        note = f"the {warm_start} tree does not fit the model's margins; solved without a start"
-    extra = {"baseline": m.odata.baseline, "scaling": options.scale, "epsilon_floored": m.odata.floored,
-             "n_features": len(m.odata.features), "warm_start_seconds": start_seconds,
-             "warm_start_loss": None if start is None else loss(data, start_tree, options)}
-    if note:
-        extra["warm_start_note"] = note
-    return solve_model(name, m, decode=lambda mm: decode_tree(mm, data),
-                       loss=lambda tree: loss(data, tree, options), to_loss=lambda value: value,
-                       highs=highs, warm_start=start, build_seconds=build_seconds, lp_bound=lp_bound,
-                       extra_stats=extra, started=started)
+    from odtmip.pipeline import solve_mip  # one floor up: it brings the DP to the model
 
-
-def _pure_result(data: Dataset, name: str, started: float) -> SolveResult:
-    """L_hat = 0: all the weight is on one class, so its single leaf is optimal with objective 0."""
-    majority = int(np.argmax(np.bincount(data.y, weights=data.weights, minlength=data.n_classes)))
-    tree = data.new_tree(leaf(majority))
-    return SolveResult(solver=name, status=Status.OPTIMAL, stop_reason="solved", tree=tree, objective=0.0,
-                       bound=0.0, seconds=time.perf_counter() - started,
-                       stats={"baseline": 0.0, "warm_start_given": False, "warm_start_accepted": None,
-                              "note": "L_hat = 0 (all weight on one class): single leaf, no model built"})
+    name = make_options(options, **option_values).solver_name
+    return solve_mip(name, data, max_depth, time_limit=time_limit, warm_start=warm_start, options=options,
+                     highs=highs, lp_bound=lp_bound, feed_dp=feed_dp, **option_values)
 
 
 def solve_oct_h(data: Dataset, max_depth: int, time_limit: float | None = None,
                 warm_start: str | Tree | None = "dp", options: OCTOptions | None = None,
-                highs: HighsOptions | None = None, lp_bound: bool = False, **option_values) -> SolveResult:
+                highs: HighsOptions | None = None, lp_bound: bool = False, feed_dp: bool = False,
+                **option_values) -> SolveResult:
     """:func:`solve_oct` with ``hyperplanes=True`` (OCT-H, [BD17] §4); the solver registry's ``oct-h``."""
-    return solve_oct(data, max_depth, time_limit=time_limit, warm_start=warm_start, options=options, highs=highs,
-                     lp_bound=lp_bound, **{**option_values, "hyperplanes": True})
+    from odtmip.pipeline import solve_mip  # one floor up: it brings the DP to the model
+
+    return solve_mip("oct-h", data, max_depth, time_limit=time_limit, warm_start=warm_start, options=options,
+                     highs=highs, lp_bound=lp_bound, feed_dp=feed_dp, **option_values)
+
+
+# ------------------------------------------------------------------------------------------- registry
+_COMMON_OPTIONS = (
+    *mip_options("odtmip.models.oct:OCTOptions", ("dp", "cart", "none")),
+    Option("alpha", (Interval(float, 0),), 0.0, None,
+           "complexity alpha: objective = errors / L_hat + alpha x splits (OCT-H: x features used)"),
+    Option("min_leaf", MIN_LEAF.allowed, 1, None, "N_min: rows (unweighted) every non-empty leaf must hold"),
+    Option("mu", (Interval(float, 0, 1, "neither"),), 0.005, None,
+           "OCT-H margin of the strict inequality, in scaled units"),
+    Option("complexity", (Choices(("features", "splits")),), "features", None,
+           "OCT-H complexity term: features used over all splits, or splits"),
+    Option("epsilon_floor", (Interval(float, 0, 1, "neither"),), 1e-4, None,
+           "lower bound on each feature's epsilon (strict inequalities)"),
+)
+
+OPTIONS = (
+    Option("max_depth", (Interval(int, 0, 12),), REQUIRED, None, "D: depth of the complete tree"),
+    *_COMMON_OPTIONS,
+    Option("scaling", (Choices(("rank", "minmax")),), None, "'rank'",
+           "feature scaling: ranks, or min-max (an affine map)"),
+    Option("hyperplanes", (Boolean(),), False, None, "OCT-H: hyperplane splits (the solver oct-h)"),
+)
+OCT_H_OPTIONS = (
+    Option("max_depth", (Interval(int, 0, 12),), REQUIRED, None, "D: depth of the complete tree"),
+    *_COMMON_OPTIONS,
+    Option("scaling", (Choices(("minmax",)),), None, "'minmax'",
+           "feature scaling: min-max (a hyperplane in ranks is no hyperplane in the data)"),
+)
+
+
+def _make_options(max_depth, options, values) -> OCTOptions:
+    _check_depth(max_depth)
+    return make_options(options, **values)
+
+
+def _dp_starts(data: Dataset, max_depth: int, options: OCTOptions) -> list[DPProblem]:
+    """:func:`dp_equivalent` at depth D: OCT's own optimum, and for OCT-H the best axis-aligned tree it can
+    represent (an upper bound); nothing when no column has a threshold (HiGHS finds the single leaf)."""
+    derived, penalty, min_leaf = dp_equivalent(data, options)
+    if derived.n_binary == 0:
+        return []
+    return [DPProblem(derived, max_depth, max_depth, exact=False, penalty=penalty, min_leaf=min_leaf)]
+
+
+def _dp_problem(data: Dataset, max_depth: int, options: OCTOptions) -> DPProblem:
+    """L_hat x OCT(D) = the DP optimum of :func:`dp_equivalent` (axis-aligned OCT; exact unless an epsilon was
+    floored)."""
+    if options.hyperplanes:
+        raise OptionError("OCT-H has no DP equivalent (hyperplane splits); check the axis-aligned OCT")
+    derived, penalty, min_leaf = dp_equivalent(data, options)
+    exact = not prepare(data, options).floored
+    return DPProblem(derived, max_depth, max_depth, exact, penalty, min_leaf, scale=baseline_error(data) or 1.0)
+
+
+def _highs(data: Dataset, highs: HighsOptions) -> HighsOptions:
+    """HiGHS's interior point method for the root LP from :data:`IPM_FROM_ROWS` rows (much faster there)."""
+    return replace(highs, lp_solver="ipm") if data.n_samples >= IPM_FROM_ROWS and highs.lp_solver is None else highs
+
+
+def _shortcut(data: Dataset, options: OCTOptions):
+    """L_hat = 0: all the weight is on one class, so its single leaf is optimal with objective 0 (and (24) is
+    undefined)."""
+    if baseline_error(data) > 0:
+        return None
+    majority = int(np.argmax(np.bincount(data.y, weights=data.weights, minlength=data.n_classes)))
+    return data.new_tree(leaf(majority)), 0.0, "L_hat = 0 (all weight on one class): single leaf, no model built"
+
+
+def _stats(m, options: OCTOptions) -> dict:
+    return {"baseline": m.odata.baseline, "scaling": options.scale, "epsilon_floored": m.odata.floored,
+            "n_features": len(m.odata.features)}
+
+
+_SHARED = dict(
+    make_options=_make_options,
+    build=build_model,
+    decode=decode_tree,
+    embed=warm_start_values,
+    loss=loss,
+    to_loss=lambda m: lambda value: value,  # (24) is the loss
+    dp_starts=_dp_starts,
+    cart=cart_tree,
+    highs=_highs,
+    shortcut=_shortcut,
+    stats=_stats,
+)
+FORMULATION = Formulation(
+    name="oct",
+    summary="Bertsimas & Dunn OCT (axis-aligned) on HiGHS, with the d = 0 fix, warm-started from the DP",
+    options=OPTIONS, solve=solve_oct, dp_problem=_dp_problem, **_SHARED,
+)
+FORMULATION_H = Formulation(
+    name="oct-h", summary="Bertsimas & Dunn OCT-H (hyperplane splits) on HiGHS",
+    options=OCT_H_OPTIONS, solve=solve_oct_h, dp_problem=None, fixed={"hyperplanes": True}, **_SHARED,
+)

@@ -1,0 +1,164 @@
+"""What a formulation module supplies, as one record: the :class:`Formulation` protocol.
+
+A formulation module holds mathematics only: its options, how to build the Pyomo model, how to read a tree out
+of a solution and write a tree in as a start, its objective in odtmip's loss units, and which DP problem has the
+same optimum (:class:`DPProblem`, a description: no module under ``odtmip.models`` imports the DP). It ends with
+one :class:`Formulation` record naming those functions, and ``odtmip.models.FORMULATIONS`` lists the records.
+Everything around them (options from the user, the time budget, warm starts, the LP bound, the HiGHS run,
+verification, statistics) is done once, by :mod:`odtmip.pipeline`.
+
+Adding a formulation
+--------------------
+1. Write ``odtmip/models/<name>.py`` after ``gunluk.py``: module docstring with references and an equation ->
+   component table; an options dataclass; ``build_model``; ``decode_tree``; ``warm_start_values``; ``loss``;
+   ``dp_equivalent`` (or none); its :class:`~odtmip.options.Option` declarations; a thin
+   ``solve_<name>(data, max_depth, ...)`` that calls :func:`odtmip.pipeline.solve_mip`; and at the end its
+   ``FORMULATION = Formulation(...)``.
+2. Add one line to ``FORMULATIONS`` in ``odtmip/models/__init__.py``. ``odtmip.solve``, ``odtmip check``, the
+   command line's ``--solver`` and ``--model`` choices and the option checks all follow from it.
+3. Tests: the model against brute force on tiny data and against the DP (``tests/crosscheck``); the
+   import-contract test (``tests/unit/test_architecture.py``) covers the new module by itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from odtmip.data import Dataset
+from odtmip.exceptions import OptionError
+from odtmip.tree import Tree
+
+
+def merge_options(cls, options, values: dict, model: str):
+    """``options`` (default ``cls()``) with ``values`` replacing its fields; unknown names are an OptionError."""
+    options = options or cls()
+    unknown = sorted(set(values) - {f.name for f in fields(cls)})
+    if unknown:
+        raise OptionError(f"unknown {model} option(s): {', '.join(unknown)}")
+    return replace(options, **values) if values else options
+
+
+@dataclass(frozen=True)
+class DPProblem:
+    """A DP problem that a MIP model is started from or checked against, described (not solved).
+
+    ``data`` holds the model's candidate splits as binary columns (and its weights); every tree of depth <=
+    ``shallow`` fits the model and every tree of the model has depth <= ``deep``; ``exact`` is False when the DP
+    sees only part of the model's splits (then only model <= DP(shallow) is implied). The model's objective of a
+    tree is ``(DP objective + offset) / scale``.
+    """
+
+    data: Dataset
+    shallow: int
+    deep: int
+    exact: bool = True
+    penalty: float = 0.0
+    min_leaf: int = 1
+    offset: float = 0.0
+    scale: float = 1.0
+
+    @property
+    def depths(self) -> list[int]:
+        """The depths a warm start solves it at: the deep one first (its tree, if it fits, is the model's optimum)."""
+        return sorted({self.deep, self.shallow}, reverse=True)
+
+    def dp_options(self, depth: int) -> dict:
+        """The DP's options for this problem at ``depth``."""
+        return {"max_depth": depth, "penalty": self.penalty, "min_leaf": self.min_leaf}
+
+    def in_model_units(self, dp_objective: float | None) -> float | None:
+        return None if dp_objective is None else (dp_objective + self.offset) / self.scale
+
+    def solve(self, depth: int, time_limit: float | None = None):
+        """Solve it with the DP at ``depth`` (through :func:`odtmip.solve`, one floor above both engines)."""
+        from odtmip.solvers import solve
+
+        return solve(self.data, "dp", **self.dp_options(depth), time_limit=time_limit)
+
+
+def _no_shortcut(data: Dataset, options) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Formulation:
+    """One MIP formulation as the pipeline sees it: its name and the functions of its module.
+
+    Attributes
+    ----------
+    name : str
+        The solver's name (``odtmip.solve(data, name)``, ``odtmip fit --solver name``).
+    summary : str
+        One line for people.
+    options : tuple of odtmip.options.Option
+        The options a user may give, declared once (see :mod:`odtmip.options`).
+    solve : callable
+        The module's public ``solve_<name>(data, max_depth, ...)`` (a thin wrapper of the pipeline).
+    make_options : callable
+        ``(max_depth, options, values) -> options object``: the model's options from the user's (``options`` is a
+        given options object or None; ``values`` override its fields). Raises OptionError.
+    build : callable
+        ``(data, max_depth, options) -> pyo.ConcreteModel`` with one objective.
+    decode : callable
+        ``(m, data) -> Tree``: the tree of the solution loaded in the model's variables.
+    embed : callable
+        ``(m, data, tree) -> list of (VarData, value)`` or None when the tree does not fit the model: a warm start,
+        possibly partial (the runner completes it).
+    loss : callable
+        ``(data, tree, options) -> float``: odtmip's objective of a tree, recomputed by routing the data.
+    to_loss : callable
+        ``(m) -> (value -> loss)``: the model's objective value in loss units; monotone, so that HiGHS's dual
+        bound maps to a lower bound on the loss.
+    dp_problem : callable or None
+        ``(data, max_depth, options) -> DPProblem`` with the model's optimum (``odtmip check``); raises OptionError
+        when the options leave no DP equivalent. None: the formulation has none.
+    dp_starts : callable or None
+        ``(data, max_depth, options) -> list of DPProblem``: the DP problems whose trees start the model, best
+        first; None: ``[dp_problem(...)]``.
+    accepts : callable or None
+        ``(data, tree, options) -> bool``: whether a DP tree is a feasible start (e.g. meets a sensitivity target);
+        None: every tree that fits the model.
+    cart : callable or None
+        ``(data, max_depth, options) -> Tree``: the paper's CART start (``warm_start="cart"``), if it has one.
+    stats : callable
+        ``(m, options) -> dict``: statistics of the built model for the result (sizes of its sets, ...).
+    highs : callable or None
+        ``(data, highs_options) -> highs_options``: defaults the formulation needs (e.g. IPM for large N).
+    shortcut : callable
+        ``(data, options) -> (Tree, objective, note) or None``: an answer without a model, when the model is
+        undefined on the data (OCT's L_hat = 0).
+    fixed : dict
+        Options this entry always sets (``oct-h`` is OCT with ``hyperplanes=True``).
+    """
+
+    name: str
+    summary: str
+    options: tuple
+    solve: Callable[..., Any]
+    make_options: Callable[..., Any]
+    build: Callable[..., Any]
+    decode: Callable[..., Tree]
+    embed: Callable[..., list | None]
+    loss: Callable[..., float]
+    to_loss: Callable[..., Callable[[float], float]]
+    dp_problem: Callable[..., DPProblem] | None
+    stats: Callable[..., dict]
+    dp_starts: Callable[..., list[DPProblem]] | None = None
+    accepts: Callable[..., bool] | None = None
+    cart: Callable[..., Tree] | None = None
+    highs: Callable[..., Any] | None = None
+    shortcut: Callable[..., Any] = _no_shortcut
+    fixed: dict = field(default_factory=dict)
+
+    @property
+    def warm_starts(self) -> tuple[str, ...]:
+        """The named warm starts this formulation offers."""
+        return ("dp", "cart", "none") if self.cart is not None else ("dp", "none")
+
+    def starts(self, data: Dataset, max_depth: int | None, options) -> list[DPProblem]:
+        """The DP problems of a ``"dp"`` warm start, best first."""
+        if self.dp_starts is not None:
+            return self.dp_starts(data, max_depth, options)
+        return [] if self.dp_problem is None else [self.dp_problem(data, max_depth, options)]

@@ -1,0 +1,218 @@
+"""One solve pipeline for every MIP formulation, one floor above both engines.
+
+:func:`solve_mip` runs a formulation of :data:`odtmip.models.FORMULATIONS` the same way every time:
+
+1. **options**: the user's, checked by the formulation (``make_options``), plus the entry's fixed ones;
+2. **budget**: ``time_limit`` covers the whole call from here on (:class:`Budget`): the model build, the warm
+   start's DP solves (together at most :data:`WARM_START_SHARE` of it), the LP bound, completing the starts and
+   HiGHS, which gets whatever is left;
+3. **warm start**: the DP optimum of the formulation's own DP problems (``"dp"``), the paper's CART tree
+   (``"cart"``, where the formulation has one), a given :class:`~odtmip.tree.Tree`, or nothing; a DP tree that
+   does not fit the model is skipped, a given tree that does not fit is an error. With ``feed_dp`` the other DP
+   trees are handed to HiGHS during the search;
+4. **LP bound** (``lp_bound=True``), **the HiGHS run** (:func:`odtmip.models._highs.solve`);
+5. **verification**: the solution is decoded into a tree whose loss is recomputed by routing the data; a tree
+   worse than HiGHS's incumbent is an error (:class:`~odtmip.exceptions.VerificationError`);
+6. **statistics**: model sizes, build / hand-off / solve seconds, nodes, LP iterations, the warm start and its
+   verdict, the incumbent/bound trajectory, all in the formulation's loss units.
+
+This is where the DP hands its trees to a MIP: the formulation modules only describe their DP problems
+(:class:`~odtmip.models.formulation.DPProblem`), so ``odtmip.models`` never imports ``odtmip.dp``.
+:func:`odtmip.check.check` passes the DP solutions it needs anyway (``dp_solutions``), so the DP runs once.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+
+from odtmip.data import Dataset
+from odtmip.exceptions import OptionError, VerificationError
+from odtmip.models import FORMULATIONS, _highs
+from odtmip.models._highs import HighsOptions
+from odtmip.models.formulation import DPProblem, Formulation
+from odtmip.results import SolveResult, Status
+from odtmip.tree import Tree
+
+#: The largest share of the time limit the warm start's DP solves take together.
+WARM_START_SHARE = 0.25
+#: The least time a DP solve of a warm start is given, even when the budget is nearly spent.
+MIN_DP_SECONDS = 0.1
+
+
+class Budget:
+    """The time of one call: ``seconds`` from now (None: no limit)."""
+
+    def __init__(self, seconds: float | None):
+        self.start = time.perf_counter()
+        self.seconds = seconds
+        self.deadline = None if seconds is None else self.start + seconds
+
+    def left(self) -> float | None:
+        """Seconds until the deadline (never below 0); None without a limit."""
+        return None if self.deadline is None else max(0.0, self.deadline - time.perf_counter())
+
+    def part(self, share: float) -> Budget:
+        """A budget for one part of the call: ``share`` of the whole, and never past this budget's deadline."""
+        if self.seconds is None:
+            return Budget(None)
+        return Budget(min(share * self.seconds, self.left()))
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+
+def formulation(name: str) -> Formulation:
+    """The registered formulation called ``name``; an OptionError listing the others when there is none."""
+    f = FORMULATIONS.get(name)
+    if f is None:
+        raise OptionError(f"unknown MIP formulation {name!r}; available: {', '.join(FORMULATIONS)}")
+    return f
+
+
+def dp_solutions(problems: Sequence[DPProblem], budget: Budget) -> list[tuple[DPProblem, int, SolveResult]]:
+    """Solve each problem at each of its :attr:`~DPProblem.depths` within ``budget``, in order."""
+    solved = []
+    for problem in problems:
+        for depth in problem.depths:
+            left = budget.left()
+            solved.append((problem, depth, problem.solve(depth, None if left is None else max(left, MIN_DP_SECONDS))))
+    return solved
+
+
+def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit: float | None = None,
+              warm_start: str | Tree | None = "dp", options=None, highs: HighsOptions | None = None,
+              lp_bound: bool = False, feed_dp: bool = False,
+              dp_solved: Sequence[tuple[DPProblem, int, SolveResult]] | None = None, **option_values) -> SolveResult:
+    """Solve ``data`` with the MIP formulation ``name`` and return a verified result in its loss units.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`odtmip.models.FORMULATIONS`.
+    data : Dataset
+        Training data.
+    max_depth : int, optional
+        The tree's depth, as the formulation reads it (Günlük: ``topology="balanced-D"`` unless a topology is
+        given).
+    time_limit : float, optional
+        Seconds for the whole call (see the module docstring); default: ``highs.time_limit``, else no limit. At the
+        limit the best tree so far is returned with status ``time_limit``.
+    warm_start : "dp", "cart", "none", None or Tree
+        What HiGHS starts from (see the module docstring).
+    options : the formulation's options object, optional
+        Model options; ``option_values`` override its fields.
+    highs : HighsOptions, optional
+        HiGHS settings (``time_limit`` is replaced by what the budget leaves).
+    lp_bound : bool
+        Also solve the LP relaxation: ``stats["lp_relaxation"]`` in loss units.
+    feed_dp : bool
+        Hand HiGHS the DP trees after the first during the search as well.
+    dp_solved : list of (DPProblem, depth, SolveResult), optional
+        The DP solutions of the formulation's warm-start problems, when the caller has them already.
+    """
+    f = formulation(name)
+    opts = f.make_options(max_depth, options, {**option_values, **f.fixed})
+    highs = highs or HighsOptions()
+    if f.highs is not None:
+        highs = f.highs(data, highs)
+    if not (isinstance(warm_start, Tree) or warm_start is None or warm_start in f.warm_starts):
+        raise OptionError(f"warm_start must be {', '.join(map(repr, f.warm_starts))} or a Tree, got {warm_start!r}")
+    budget = Budget(highs.time_limit if time_limit is None else time_limit)
+    stats: dict = {}
+
+    shortcut = f.shortcut(data, opts)
+    if shortcut is not None:
+        tree, objective, note = shortcut
+        return SolveResult(solver=name, status=Status.OPTIMAL, stop_reason="solved", tree=tree, objective=objective,
+                           bound=objective, seconds=budget.elapsed(),
+                           stats={"warm_start_given": False, "warm_start_accepted": None, "note": note})
+
+    t = time.perf_counter()
+    m = f.build(data, max_depth, opts)
+    stats["build_seconds"] = time.perf_counter() - t
+    stats.update(f.stats(m, opts))
+
+    t = time.perf_counter()
+    starts = _warm_starts(f, m, data, max_depth, opts, warm_start, feed_dp, dp_solved, budget, stats)
+    stats["warm_start_seconds"] = time.perf_counter() - t
+    first = starts[0] if starts and warm_start not in (None, "none") else None
+    more = [values for _, values in starts[1:]] if feed_dp else []
+    if feed_dp and first is None:
+        more = [values for _, values in starts]
+    stats["warm_start"] = "tree" if isinstance(warm_start, Tree) else (warm_start or "none")
+    stats["warm_start_loss"] = None if first is None else f.loss(data, first[0], opts)
+
+    to_loss = f.to_loss(m)
+    if lp_bound:
+        t = time.perf_counter()
+        stats["lp_relaxation"] = to_loss(_highs.lp_relaxation(m, replace(highs, time_limit=_seconds(budget))))
+        stats["lp_seconds"] = time.perf_counter() - t
+    run = _highs.solve(m, replace(highs, time_limit=_seconds(budget)), warm_start=None if first is None else first[1],
+                       more_starts=more)
+    return _result(name, f, m, data, opts, run, to_loss, stats, budget)
+
+
+def _seconds(budget: Budget) -> float | None:
+    """What is left of the budget, as a HiGHS time limit (HiGHS needs a positive one)."""
+    left = budget.left()
+    return None if left is None else max(left, 1e-3)
+
+
+def _warm_starts(f: Formulation, m, data: Dataset, max_depth, opts, warm_start, feed_dp: bool, dp_solved,
+                 budget: Budget, stats: dict) -> list[tuple[Tree, list]]:
+    """The start trees that fit the model with their (variable, value) pairs, best (lowest loss) first."""
+    if isinstance(warm_start, Tree):
+        values = f.embed(m, data, warm_start)
+        if values is None:
+            raise OptionError(f"the warm-start tree does not fit the {f.name} model (its depth, shape or splits)")
+        return [(warm_start, values)]
+    if warm_start == "cart":
+        trees = [f.cart(data, max_depth, opts)]
+    elif warm_start == "dp" or feed_dp:
+        if dp_solved is None:
+            dp_solved = dp_solutions(f.starts(data, max_depth, opts), budget.part(WARM_START_SHARE))
+        trees = [result.tree for _, _, result in dp_solved if result.tree is not None]
+        stats["dp_solves"] = len(dp_solved)
+        if f.accepts is not None:
+            trees = [tree for tree in trees if f.accepts(data, tree, opts)]
+    else:
+        return []
+    fitting = [(tree, f.embed(m, data, tree)) for tree in trees]
+    fitting = [(tree, values) for tree, values in fitting if values is not None]
+    if trees and not fitting:
+        stats["warm_start_note"] = f"no {warm_start} tree fits the model; solved without a start"
+    return sorted(fitting, key=lambda start: f.loss(data, start[0], opts))  # stable: ties keep their order
+
+
+def _result(name: str, f: Formulation, m, data: Dataset, opts, run, to_loss, stats: dict,
+            budget: Budget) -> SolveResult:
+    """Decode and verify HiGHS's incumbent; the bound, status and statistics in loss units."""
+    tree = objective = None
+    if run.has_solution:
+        tree = f.decode(m, data)
+        objective = f.loss(data, tree, opts)
+        claimed = to_loss(run.objective)
+        if objective > claimed + 1e-6 * max(1.0, abs(claimed)):
+            raise VerificationError(f"{name}: the decoded tree's recomputed objective {objective:g} is worse than "
+                                    f"the solver's {claimed:g}")
+    bound = -math.inf if run.bound is None or not math.isfinite(run.bound) else to_loss(run.bound)
+    if objective is not None:
+        bound = objective if run.status is Status.OPTIMAL else min(bound, objective)
+    stats.update(run.statistics)
+    stats.update(
+        handoff_seconds=run.handoff_seconds,
+        solve_seconds=run.solve_seconds,
+        start_seconds=run.start_seconds,
+        nodes=run.nodes,
+        lp_iterations=run.lp_iterations,
+        warm_start_given=run.warm_start_given,
+        warm_start_accepted=run.warm_start_accepted,
+        warm_start_objective=None if run.warm_start_objective is None else to_loss(run.warm_start_objective),
+        trajectory=[(t, to_loss(p) if math.isfinite(p) else None, to_loss(d) if math.isfinite(d) else None)
+                    for t, p, d in run.trajectory],
+    )
+    return SolveResult(solver=name, status=run.status, stop_reason=run.stop_reason, tree=tree, objective=objective,
+                       bound=bound, seconds=budget.elapsed(), stats=stats)

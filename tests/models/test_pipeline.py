@@ -1,0 +1,103 @@
+"""The one solve pipeline (odtmip.pipeline): registry, warm starts, the DP solved once, the time budget."""
+
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import odtmip
+from odtmip import Dataset, Status
+from odtmip.check import check
+from odtmip.exceptions import OptionError
+from odtmip.models import FORMULATIONS
+from odtmip.models.formulation import DPProblem
+from odtmip.pipeline import WARM_START_SHARE, Budget, solve_mip
+from odtmip.tree import Split, branch, leaf
+
+pytestmark = pytest.mark.highs
+
+
+def small_data(seed=0, n=30):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({"x": rng.integers(0, 6, n).astype(float), "c": pd.Categorical(rng.integers(0, 3, n).astype(str))})
+    y = ((X["x"] > 2) ^ (X["c"] == "1") ^ (rng.random(n) < 0.15)).astype(int)
+    return Dataset(X, y)
+
+
+def test_every_solver_name_comes_from_the_registry():
+    assert list(odtmip.SOLVERS) == ["dp", *FORMULATIONS]
+    for name, f in FORMULATIONS.items():
+        assert odtmip.SOLVERS[name].load() is f.solve
+        assert odtmip.SOLVERS[name].summary == f.summary
+
+
+@pytest.mark.parametrize("name, depth", [("gunluk", 2), ("binoct", 2), ("oct", 1)])
+def test_check_solves_the_dp_once_and_starts_the_mip_from_it(monkeypatch, name, depth):
+    calls = []
+    solve = DPProblem.solve
+
+    def counted(self, d, time_limit=None):
+        calls.append(d)
+        return solve(self, d, time_limit)
+
+    monkeypatch.setattr(DPProblem, "solve", counted)
+    report = check(small_data(), name, max_depth=depth)
+    assert report.verdict == "agree"
+    assert calls == [depth]  # the MIP's warm start reused check's DP solution
+    assert report.mip.stats["warm_start_accepted"] is True
+    assert report.mip.stats["warm_start_loss"] == pytest.approx(report.mip.objective)
+
+
+@pytest.mark.parametrize("name, depth", [("gunluk", 2), ("binoct", 2), ("oct", 1)])
+def test_fed_dp_trees_and_no_start_give_the_same_optimum(name, depth):
+    data = small_data(1)
+    started = solve_mip(name, data, depth)
+    fed = solve_mip(name, data, depth, warm_start="none", feed_dp=True)
+    cold = solve_mip(name, data, depth, warm_start="none")
+    assert started.status is fed.status is cold.status is Status.OPTIMAL
+    assert started.objective == pytest.approx(fed.objective) and fed.objective == pytest.approx(cold.objective)
+    assert cold.stats["warm_start_given"] is False and cold.stats["warm_start_accepted"] is None
+
+
+def test_a_given_tree_that_does_not_fit_is_an_error_and_one_that_fits_is_the_start():
+    data = small_data()
+    deep = branch(Split("threshold", (0,), threshold=2.5), leaf(0),
+                  branch(Split("threshold", (0,), threshold=4.5), leaf(1), leaf(0)))
+    with pytest.raises(OptionError, match="does not fit the binoct model"):
+        solve_mip("binoct", data, 1, warm_start=data.new_tree(deep))
+    stump = data.new_tree(branch(Split("threshold", (0,), threshold=2.5), leaf(0), leaf(1)))
+    result = solve_mip("binoct", data, 1, warm_start=stump)
+    assert result.stats["warm_start"] == "tree" and result.stats["warm_start_accepted"] is True
+    assert result.stats["warm_start_loss"] == pytest.approx(data.misclassifications(stump) / data.n_samples)
+
+
+def test_unknown_formulation_and_warm_start_are_named():
+    with pytest.raises(OptionError, match="unknown MIP formulation 'cart'"):
+        solve_mip("cart", small_data(), 2)
+    with pytest.raises(OptionError, match="warm_start must be 'dp', 'none'"):
+        solve_mip("binoct", small_data(), 2, warm_start="cart")
+
+
+def test_the_budget_splits_one_time_limit():
+    budget = Budget(8.0)
+    part = budget.part(WARM_START_SHARE)
+    assert part.seconds == pytest.approx(2.0, abs=0.01) and part.deadline <= budget.deadline
+    assert Budget(None).left() is None and Budget(None).part(0.25).left() is None
+    late = Budget(0.01)
+    time.sleep(0.02)
+    assert late.left() == 0.0 and late.part(0.5).seconds == 0.0
+
+
+def test_the_time_limit_covers_the_whole_call():
+    # OCT on 300 rows at depth 3 is far from proven in 3 s: the call, DP warm start and build included, stops
+    # close to the limit with the best tree so far and a valid bound
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 10, size=(300, 4)).astype(float)
+    y = (X[:, 0] + X[:, 1] * X[:, 2] / 5 + rng.normal(scale=2, size=300) > 8).astype(int)
+    data = Dataset(X, y)
+    result = solve_mip("oct", data, 3, time_limit=3.0)
+    assert result.status is Status.TIME_LIMIT and result.tree is not None
+    assert result.seconds <= 3.0 * 1.1 + 1.0
+    assert result.stats["warm_start_seconds"] <= WARM_START_SHARE * 3.0 + 0.5
+    assert result.bound <= result.objective
