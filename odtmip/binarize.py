@@ -10,7 +10,9 @@ How a raw column is encoded
 * **Categorical** (pandas ``category``/``object``/``string`` dtype, or named in ``categorical``): one-hot,
   one column per level seen in training (group kind ``categorical``). Missing values form their own level,
   :data:`MISSING`. A level never seen in training has all its indicators 0 and goes to the left ("not in")
-  branch of every subset split.
+  branch of every subset split. A column that looks like an identifier -- more than :data:`MAX_LEVELS` levels
+  and more levels than half the rows -- is a :class:`DataError` (drop it, or pass ``allow_many_levels=True``):
+  its subsets would memorise the rows. Levels that differ only in surrounding whitespace are an error too.
 * **Other numeric columns**, by ``numeric``:
 
   - ``"buckets"`` (default): quantile buckets, deciles unless ``n_buckets`` says otherwise, as in Günlük et
@@ -19,7 +21,11 @@ How a raw column is encoded
   - ``"thresholds"``: features ``x > t`` (kind ``thresholds``) for every midpoint ``t`` between consecutive
     distinct values, or, with ``n_thresholds=k``, the midpoints after the k quantiles of the data.
 
-Missing values in a numeric column are an error (odtmip does not impute).
+**Missing values in a numeric column** (NaN): the thresholds or buckets come from the values present, and a
+missing value counts as smaller than every number (see :mod:`odtmip.tree`): ``x > t`` is false for it and it lies
+in bucket 0, so it routes like the lowest values. Next to the column's group comes a group of kind ``missing``
+with one column ``x is missing`` (a ``missing`` split), so a tree can also send the missing rows their own way.
+A column with no value at all is an error.
 """
 
 from __future__ import annotations
@@ -34,6 +40,9 @@ from odtmip.exceptions import DataError, OptionError
 from odtmip.tree import MISSING, Split
 
 NUMERIC_ENCODINGS = ("buckets", "thresholds")
+
+#: A categorical column with more levels than this and than half the rows is taken for an identifier.
+MAX_LEVELS = 10
 
 
 @dataclass(frozen=True)
@@ -50,7 +59,8 @@ class Group:
     """The binary columns that come from one raw column.
 
     ``kind`` is ``binary`` (one pass-through column), ``categorical`` (one-hot levels), ``ordinal``
-    (indicators of ordered buckets, low to high) or ``thresholds`` (``x > t`` for increasing t).
+    (indicators of ordered buckets, low to high), ``thresholds`` (``x > t`` for increasing t) or ``missing``
+    (one column: the raw value is missing).
     """
 
     name: str
@@ -74,10 +84,12 @@ class Binarizer:
         Number of quantile buckets (``numeric="buckets"``); 10 gives deciles.
     n_thresholds : int, optional
         Number of quantile thresholds (``numeric="thresholds"``); None uses every midpoint.
+    allow_many_levels : bool
+        Accept categorical columns that look like identifiers (see the module docstring).
     """
 
     def __init__(self, categorical: Sequence[str] | None = None, numeric: str = "buckets",
-                 n_buckets: int = 10, n_thresholds: int | None = None):
+                 n_buckets: int = 10, n_thresholds: int | None = None, allow_many_levels: bool = False):
         if numeric not in NUMERIC_ENCODINGS:
             raise OptionError(f"numeric encoding must be one of {NUMERIC_ENCODINGS}, got {numeric!r}")
         if not isinstance(n_buckets, (int, np.integer)) or n_buckets < 2:
@@ -88,6 +100,7 @@ class Binarizer:
         self.numeric = numeric
         self.n_buckets = int(n_buckets)
         self.n_thresholds = n_thresholds
+        self.allow_many_levels = bool(allow_many_levels)
 
     def fit(self, X: pd.DataFrame) -> Binarizer:
         """Choose the encoding of every column of ``X``; sets ``columns_``, ``groups_``, ``feature_names_``."""
@@ -114,20 +127,24 @@ class Binarizer:
         if name in self.categorical or not _is_numeric(x):
             self._add_categorical(c, name, x)
             return
-        v = x.to_numpy(dtype=float)
-        if np.isnan(v).any():
-            raise DataError(f"numeric column {name!r} has missing values (NaN); impute or drop them first")
-        if x.dtype == bool or np.isin(v, (0.0, 1.0)).all():
+        v = x.to_numpy(dtype=float, na_value=np.nan)
+        missing = np.isnan(v)
+        if missing.all():
+            raise DataError(f"column {name!r} has no values (all {len(v)} are missing); drop it (--drop {name})")
+        present = v[~missing]
+        if x.dtype == bool or np.isin(present, (0.0, 1.0)).all():
             self._add_group(c, name, "binary", [(name, Split("binary", (c,)))])
         elif self.numeric == "buckets":
-            edges = quantile_edges(v, self.n_buckets)
+            edges = quantile_edges(present, self.n_buckets)
             members = [(f"{name} in {_bucket_text(edges, b)}", Split("bins", (c,), edges=edges, bins=(b,)))
                        for b in range(len(edges) + 1)]
             self._add_group(c, name, "ordinal", members, edges=edges)
         else:
-            thresholds = midpoint_thresholds(v, self.n_thresholds)
+            thresholds = midpoint_thresholds(present, self.n_thresholds)
             members = [(f"{name}>{t:.6g}", Split("threshold", (c,), threshold=t)) for t in thresholds]
             self._add_group(c, name, "thresholds", members, edges=tuple(thresholds))
+        if missing.any():
+            self._add_group(c, f"{name} is missing", "missing", [(f"{name} is missing", Split("missing", (c,)))])
 
     def _add_categorical(self, c: int, name: str, x: pd.Series) -> None:
         values = x.astype(object).where(x.notna(), MISSING)
@@ -141,6 +158,7 @@ class Binarizer:
             except TypeError:  # mixed types: keep first-seen order
                 pass
             levels += [MISSING] if (values == MISSING).any() else []
+        _check_levels(name, [v for v in levels if v != MISSING], len(x), self.allow_many_levels)
         members = [(f"{name}={v}", Split("subset", (c,), categories=(_native(v),))) for v in levels]
         self._add_group(c, name, "categorical", members, levels=tuple(_native(v) for v in levels))
 
@@ -173,9 +191,9 @@ class Binarizer:
         bins = [group.members.index(j) for j in chosen]
         n_bins = len(group.members)
         contiguous = bins == list(range(bins[0], bins[-1] + 1))
-        if contiguous and bins[-1] == n_bins - 1:  # suffix: x > edges[first-1]
+        if contiguous and 0 < bins[0] and bins[-1] == n_bins - 1:  # suffix: x > edges[first-1]
             return Split("threshold", (c,), threshold=group.edges[bins[0] - 1]), False
-        if contiguous and bins[0] == 0:  # prefix: x <= edges[last]
+        if contiguous and bins[0] == 0 and bins[-1] < n_bins - 1:  # prefix: x <= edges[last]
             return Split("threshold", (c,), threshold=group.edges[bins[-1]]), True
         return Split("bins", (c,), edges=group.edges, bins=tuple(bins)), False
 
@@ -187,8 +205,10 @@ class Binarizer:
         counts: dict[str, int] = {}
         for g in self.groups_:
             counts[g.kind] = counts.get(g.kind, 0) + 1
-        parts = ", ".join(f"{n} {kinds[k]}" for k, n in counts.items())
-        return f"{len(self.groups_)} columns -> {len(self.columns_)} binary columns: {parts}"
+        parts = ", ".join(f"{n} {kinds[k]}" for k, n in counts.items() if k != "missing")
+        if "missing" in counts:
+            parts += f"; {counts['missing']} with missing values (+1 indicator each)"
+        return f"{len(self.feature_names_)} columns -> {len(self.columns_)} binary columns: {parts}"
 
 
 def raw_columns(X: pd.DataFrame) -> list[np.ndarray]:
@@ -222,6 +242,30 @@ def midpoint_thresholds(v: np.ndarray, k: int | None) -> list[float]:
 def _bucket_text(edges: Sequence[float], b: int) -> str:
     lo = "-inf" if b == 0 else f"{edges[b - 1]:.6g}"
     return f"({lo}, {edges[b]:.6g}]" if b < len(edges) else f"({lo}, inf)"
+
+
+def _check_levels(name: str, levels: list, n_rows: int, allow_many: bool) -> None:
+    """Refuse the levels of categorical column ``name`` when they look like an identifier or differ only in
+    surrounding whitespace."""
+    if not allow_many and len(levels) > max(MAX_LEVELS, n_rows / 2):
+        raise DataError(f"column {name!r} has {len(levels)} distinct values in {n_rows} rows, like an identifier: "
+                        f"drop it (--drop {name}) or keep it (--allow-many-levels, allow_many_levels=True)")
+    twins = whitespace_twins(levels)
+    if twins:
+        raise DataError(f"column {name!r} has values that differ only in surrounding whitespace "
+                        f"({twins[0]!r} and {twins[1]!r}); strip them")
+
+
+def whitespace_twins(values) -> tuple | None:
+    """Two of the text ``values`` that are equal once stripped of surrounding whitespace, or None."""
+    seen: dict[str, str] = {}
+    for v in values:
+        if isinstance(v, str):
+            key = v.strip()
+            if key in seen and seen[key] != v:
+                return seen[key], v
+            seen.setdefault(key, v)
+    return None
 
 
 def _is_numeric(x: pd.Series) -> bool:

@@ -2,7 +2,8 @@
 :func:`odtmip.solvers.solve`.
 
 Bad input prints one line ``odtmip: error: ...`` to stderr and exits with code 2. With ``--json`` exactly one
-JSON object is written to stdout; logs go to stderr.
+JSON object is written to stdout; logs go to stderr. A reader that closes stdout early (``| head``) ends the
+command quietly with exit code 141, as a shell reports a process that a broken pipe stopped.
 """
 
 from __future__ import annotations
@@ -11,18 +12,26 @@ import argparse
 import json
 import logging
 import math
+import os
 import sys
 
-from odtmip import datasets, metrics
+from odtmip import __version__, datasets, metrics
 from odtmip.check import MODELS, check
 from odtmip.data import Dataset
-from odtmip.exceptions import OdtmipError
-from odtmip.models import FORMULATIONS
+from odtmip.exceptions import DataError, OdtmipError
+from odtmip.models import FORMULATIONS, HighsOptions
 from odtmip.options import OPTIONS, Boolean, Choices, Interval, Option, validate
 from odtmip.results import SolveResult
 from odtmip.solvers import SOLVERS, solve
 
 log = logging.getLogger("odtmip")
+
+#: Exit code after a closed stdout: 128 + SIGPIPE, what a shell reports for ``yes | head``.
+_BROKEN_PIPE = 141
+
+#: MIP solvers that read numeric columns as numbers rather than through the binary encoding: they cannot route
+#: a missing value the way the encoding does (odtmip.tree), so data with missing numbers is refused for them.
+_READS_NUMBERS = ("binoct", "oct", "oct-h")
 
 
 #: The names of all solver options (odtmip.options); the command line passes on those the user gave.
@@ -72,9 +81,20 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"odtmip: error: {message}\n")
 
 
+def _add_verbosity(p: argparse.ArgumentParser) -> None:
+    """``-v`` and ``--quiet``, accepted before and after the subcommand (SUPPRESS: a subcommand's default must
+    not overwrite what was given before it)."""
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                   help="log progress to stderr (which target and file were taken, the data's encoding)")
+    g.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                   help="log errors only (no warnings)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="odtmip", description="Optimal classification trees: a DP and MIP models on HiGHS.")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    parser.add_argument("--version", action="version", version=f"odtmip {__version__}")
+    _add_verbosity(parser)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     fit = sub.add_parser("fit", help="fit an optimal tree to a dataset")
@@ -89,6 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_option(fit, "--time-limit", "time_limit", "S")
     _add_model_options(fit)
     fit.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    fit.add_argument("--log", action="store_true", help="stream the solver's log to stderr")
+    _add_verbosity(fit)
 
     chk = sub.add_parser("check", help="solve with a MIP model and with the DP and compare the optima")
     chk.add_argument("data", help="a bundled dataset name (see `odtmip datasets`) or a file path")
@@ -99,20 +121,41 @@ def build_parser() -> argparse.ArgumentParser:
     _add_option(chk, "--min-leaf", "min_leaf", "K")
     _add_model_options(chk, constraints=False)
     chk.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    chk.add_argument("--log", action="store_true", help="stream the solvers' logs to stderr")
+    _add_verbosity(chk)
 
     ds = sub.add_parser("datasets", help="list the bundled datasets and the files in the data folder")
     ds.add_argument("--data-dir", help="benchmark data folder (default: $ODTMIP_DATA or ../shared/datasets)")
     ds.add_argument("--json", action="store_true", help="print a JSON list")
+    _add_verbosity(ds)
     return parser
 
 
 def _add_data_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--target", help="target column (CSV/ARFF; default: the last column)")
-    p.add_argument("--format", choices=["csv", "arff", "dl85", "txt"], help="file format (default: from the name)")
-    p.add_argument("--data-dir", help="benchmark data folder (default: $ODTMIP_DATA or ../shared/datasets)")
-    p.add_argument("--numeric", choices=["buckets", "thresholds"], default="buckets",
-                   help="encoding of numeric columns (default: buckets = deciles)")
-    p.add_argument("--n-buckets", type=int, default=10, help="quantile buckets per numeric column (default: 10)")
+    g = p.add_argument_group("data options")
+    g.add_argument("--target", metavar="COL",
+                   help="the label column; default: fixed for bundled sets (class) and dl85/txt files (the first "
+                        "value), for CSV/ARFF the one column named class, label, target or y (any case), else an "
+                        "error that lists the columns")
+    g.add_argument("--classification", action="store_true",
+                   help="take the target as class labels even when it looks like a regression target (more than "
+                        "20 distinct numbers, some not whole or more than half the rows) or holds dates")
+    g.add_argument("--drop", action="append", default=[], metavar="COL", help="leave out column COL (repeatable)")
+    g.add_argument("--categorical", action="append", default=[], metavar="COL",
+                   help="read column COL as categorical whatever its values (repeatable)")
+    g.add_argument("--na-values", action="append", default=[], metavar="TEXT",
+                   help="one more missing-value marker in a CSV file, besides '', ?, NA, NaN and nan (repeatable)")
+    g.add_argument("--decimal", choices=[".", ","],
+                   help="decimal mark of CSV numbers written like 1,5 or 1,234.5 (default: detected, with a warning)")
+    g.add_argument("--allow-many-levels", action="store_true",
+                   help="accept categorical columns with more than 10 levels and more levels than half the rows "
+                        "(default: an error, as for an ID column)")
+    g.add_argument("--format", choices=["csv", "arff", "dl85", "txt"], help="file format (default: from the name)")
+    g.add_argument("--data-dir", help="benchmark data folder (default: $ODTMIP_DATA or ../shared/datasets)")
+    g.add_argument("--numeric", choices=["buckets", "thresholds"], default="buckets",
+                   help="encoding of numeric columns (default: buckets = deciles); a column with missing values "
+                        "also gets an 'is missing' column")
+    g.add_argument("--n-buckets", type=int, default=10, help="quantile buckets per numeric column (default: 10)")
 
 
 def _add_model_options(p: argparse.ArgumentParser, constraints: bool = True) -> None:
@@ -146,14 +189,28 @@ _NO_FLAG = {"options", "highs", "warm_start", "min_specificity", "min_sensitivit
 
 
 def _solver_options(args, solver: str) -> dict:
-    """The solver options given on the command line (and the default depth), checked for ``solver``."""
-    return validate(solver, **{name: value for name, value in vars(args).items() if name in _ALL_OPTIONS})
+    """The solver options given on the command line (and the default depth), checked for ``solver``; with
+    ``--log`` a MIP solver also gets HiGHS settings that echo its log."""
+    given = {name: value for name, value in vars(args).items() if name in _ALL_OPTIONS}
+    if args.log and solver != "dp":
+        given["highs"] = HighsOptions(log=True)
+    return validate(solver, **given)
 
 
 def load_dataset(args) -> Dataset:
     """The :class:`Dataset` named by the command-line arguments."""
-    X, y = datasets.load(args.data, target=args.target, format=args.format, data_dir=args.data_dir)
-    return Dataset(X, y, numeric=args.numeric, n_buckets=args.n_buckets)
+    X, y = datasets.load(args.data, target=args.target, format=args.format, data_dir=args.data_dir,
+                         na_values=args.na_values, decimal=args.decimal, drop=args.drop,
+                         categorical=args.categorical)
+    return Dataset(X, y, numeric=args.numeric, n_buckets=args.n_buckets,
+                   force_classification=args.classification, allow_many_levels=args.allow_many_levels)
+
+
+def _refuse_missing_numbers(data: Dataset, solver: str) -> None:
+    if solver in _READS_NUMBERS and data.missing_numeric:
+        name = data.missing_numeric[0]
+        raise DataError(f"{solver} reads numeric columns as numbers and cannot route missing values (column "
+                        f"{name!r} has some); use dp or gunluk, or drop the column (--drop {name})")
 
 
 def result_record(result: SolveResult, data: Dataset) -> dict:
@@ -161,6 +218,7 @@ def result_record(result: SolveResult, data: Dataset) -> dict:
     tree = result.tree
     record = {
         "solver": result.solver,
+        "target": data.target,
         "status": result.status.value,
         "stop_reason": result.stop_reason,
         "objective": result.objective,
@@ -196,6 +254,7 @@ def _cmd_fit(args) -> int:
     options = _solver_options(args, args.solver)
     data = load_dataset(args)
     log.info("data: %s", data.describe())
+    _refuse_missing_numbers(data, args.solver)
     result = solve(data, args.solver, **options)
     record = result_record(result, data)
     if args.json:
@@ -215,6 +274,7 @@ def _cmd_fit(args) -> int:
 def _cmd_check(args) -> int:
     options = _solver_options(args, args.model)
     data = load_dataset(args)
+    _refuse_missing_numbers(data, args.model)
     report = check(data, args.model, **options)
     if args.json:
         units = report.problem.in_model_units
@@ -245,12 +305,22 @@ def main(argv=None) -> int:
     """Entry point of the ``odtmip`` console script."""
     try:
         args = build_parser().parse_args(argv)
-    except SystemExit as stop:  # argparse: --help (0) or a usage error (2, already printed)
+    except SystemExit as stop:  # argparse: --help/--version (0) or a usage error (2, already printed)
         return int(stop.code or 0)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
-                        format="%(name)s: %(message)s")
+    verbose, quiet = getattr(args, "verbose", False), getattr(args, "quiet", False)
+    if verbose and quiet:
+        print("odtmip: error: --verbose and --quiet exclude each other", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.INFO if verbose else logging.ERROR if quiet else logging.WARNING,
+                        stream=sys.stderr, format="%(name)s: %(message)s")
+    log.setLevel(logging.DEBUG if getattr(args, "log", False) else logging.NOTSET)
     try:
-        return {"fit": _cmd_fit, "check": _cmd_check, "datasets": _cmd_datasets}[args.command](args)
+        code = {"fit": _cmd_fit, "check": _cmd_check, "datasets": _cmd_datasets}[args.command](args)
+        sys.stdout.flush()  # a closed pipe shows here, inside the try, not at interpreter exit
+        return code
+    except BrokenPipeError:  # the Python docs' recipe: no traceback, and nothing more for stdout at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return _BROKEN_PIPE
     except (OdtmipError, FileNotFoundError) as err:
         print(f"odtmip: error: {err}", file=sys.stderr)
         return 2

@@ -3,19 +3,31 @@
 A Dataset keeps the raw columns (for routing and verification), the labels as class indices ``0..K-1``
 with the original labels in ``classes_``, optional sample weights, and the binary encoding with its feature
 groups (see :mod:`odtmip.binarize`).
+
+The labels must look like class labels; each of these is a :class:`DataError` naming the target: no labels at
+all, a missing label, a single class, labels that differ only in surrounding whitespace, dates, and a
+*regression target* -- numeric labels with more than :data:`MAX_NUMERIC_CLASSES` distinct values of which some
+are not whole numbers or which are more than half the rows. ``force_classification=True`` (``--classification``)
+takes dates and numbers as class labels all the same.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
-from odtmip.binarize import Binarizer, BinaryColumn, Group
+from odtmip.binarize import Binarizer, BinaryColumn, Group, whitespace_twins
 from odtmip.exceptions import DataError
 from odtmip.tree import Split, Tree
+
+#: A numeric target with more distinct values than this may be a regression target (see the module docstring).
+MAX_NUMERIC_CLASSES = 20
+
+_DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d*)?)?)?|\d{1,2}[/.]\d{1,2}[/.]\d{2,4}")
 
 
 class Dataset:
@@ -27,7 +39,8 @@ class Dataset:
         Raw features. DataFrame columns keep their names and dtypes; an array gets names ``x0, x1, ...``
         (or ``feature_names``). Object/string/category columns are categorical.
     y : array-like of shape (n_samples,)
-        Labels of any hashable type; mapped to ``0..K-1`` in sorted order of ``classes_``.
+        Labels of any hashable type; mapped to ``0..K-1`` in sorted order of ``classes_``. A Series's name is
+        kept as :attr:`target`.
     sample_weight : array-like of shape (n_samples,), optional
         Non-negative weights (integer or real). None means every row weighs 1.
     feature_names : sequence of str, optional
@@ -38,6 +51,15 @@ class Dataset:
         Encoding of numeric columns that are not 0/1 (see :mod:`odtmip.binarize`).
     n_buckets, n_thresholds : int
         Parameters of that encoding.
+    force_classification : bool
+        Take ``y`` as class labels even when it looks like a regression target or like dates.
+    allow_many_levels : bool
+        Accept categorical columns that look like identifiers (see :mod:`odtmip.binarize`).
+
+    Attributes
+    ----------
+    target : str or None
+        The name of the label column (``y.name``), for messages and reports.
 
     Examples
     --------
@@ -52,11 +74,14 @@ class Dataset:
 
     def __init__(self, X, y, sample_weight=None, *, feature_names: Sequence[str] | None = None,
                  categorical: Sequence[str] | None = None, numeric: str = "buckets", n_buckets: int = 10,
-                 n_thresholds: int | None = None):
-        self.X = _as_frame(X, feature_names, y.name if isinstance(y, pd.Series) else None)
-        self.y, self.classes_ = encode_labels(y, len(self.X))
+                 n_thresholds: int | None = None, force_classification: bool = False,
+                 allow_many_levels: bool = False):
+        name = y.name if isinstance(y, pd.Series) else None
+        self.target = None if name is None else str(name)
+        self.X = _as_frame(X, feature_names, self.target)
+        self.y, self.classes_ = encode_labels(y, len(self.X), force_classification)
         self.sample_weight = _check_weights(sample_weight, len(self.X))
-        self.encoder = Binarizer(categorical, numeric, n_buckets, n_thresholds).fit(self.X)
+        self.encoder = Binarizer(categorical, numeric, n_buckets, n_thresholds, allow_many_levels).fit(self.X)
         self.Xb = self.encoder.transform(self.X)
 
     # ------------------------------------------------------------------ sizes
@@ -81,6 +106,11 @@ class Dataset:
     @property
     def feature_names(self) -> list[str]:
         return [str(c) for c in self.X.columns]
+
+    @property
+    def missing_numeric(self) -> list[str]:
+        """The numeric columns with missing values (each has an ``is missing`` column, see :mod:`odtmip.binarize`)."""
+        return [self.feature_names[g.column] for g in self.groups if g.kind == "missing"]
 
     @property
     def columns(self) -> list[BinaryColumn]:
@@ -141,30 +171,60 @@ class Dataset:
         return float(self.weights[wrong].sum())
 
     def describe(self) -> str:
-        """One line on the size and encoding."""
-        return (f"{self.n_samples} samples, {self.n_classes} classes; " + self.encoder.describe())
+        """One line on the size, the target and the encoding."""
+        target = "" if self.target is None else f" (target {self.target!r})"
+        return f"{self.n_samples} samples, {self.n_classes} classes{target}; " + self.encoder.describe()
 
 
-def encode_labels(y, n_rows: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def encode_labels(y, n_rows: int | None = None, force_classification: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Map labels of any hashable type to ``0..K-1``; returns ``(codes, classes)``.
 
-    Raises :class:`DataError` for a length mismatch, missing labels, an empty target or a single class.
+    Raises :class:`DataError` for a length mismatch, an empty target, missing labels, a single class, or labels
+    that are not class labels (see the module docstring; ``force_classification`` accepts dates and numbers).
     """
+    name = "y" if not isinstance(y, pd.Series) or y.name is None else f"target {str(y.name)!r}"
     if not isinstance(y, pd.Series):  # a Series keeps mixed types apart (numpy would turn 1 into "1")
         y = pd.Series(np.ravel(y) if isinstance(y, np.ndarray) else list(y))
     if n_rows is not None and len(y) != n_rows:
         raise DataError(f"X has {n_rows} rows but y has {len(y)} labels")
     if len(y) == 0:
         raise DataError("the data is empty (no rows)")
+    if y.isna().all():
+        raise DataError(f"{name} has no labels (all {len(y)} values are missing); choose the label column (--target)")
     if y.isna().any():
-        raise DataError(f"y has {int(y.isna().sum())} missing label(s)")
+        raise DataError(f"{name} has {int(y.isna().sum())} missing label(s); drop those rows first")
+    if not force_classification:
+        _refuse_non_labels(y, name)
     try:
         classes, codes = np.unique(y.to_numpy(), return_inverse=True)
     except TypeError:
         raise DataError("labels mix incomparable types (e.g. numbers and strings)") from None
     if len(classes) < 2:
-        raise DataError(f"y has a single class ({classes[0]!r}); a classification tree needs at least two")
+        raise DataError(f"{name} has a single class ({classes[0]!r}); a classification tree needs at least two")
+    twins = whitespace_twins(classes)
+    if twins:
+        raise DataError(f"{name} has labels that differ only in surrounding whitespace ({twins[0]!r} and "
+                        f"{twins[1]!r}); strip them")
     return codes.astype(np.int64).ravel(), classes
+
+
+def _refuse_non_labels(y: pd.Series, name: str) -> None:
+    """Raise when ``y`` (no missing values) holds dates or looks like a regression target."""
+    force = "or pass --classification (force_classification=True) to use each value as a class"
+    values = y.to_numpy()
+    if pd.api.types.is_datetime64_any_dtype(y.dtype) or all(
+            isinstance(v, str) and _DATE.fullmatch(v.strip()) for v in values):
+        raise DataError(f"{name} holds dates (e.g. {str(values[0])!r}), not class labels; choose the label column "
+                        f"(--target), {force}")
+    if not pd.api.types.is_numeric_dtype(y.dtype) or pd.api.types.is_bool_dtype(y.dtype):
+        return
+    numbers = y.to_numpy(dtype=float)
+    distinct = np.unique(numbers)
+    fractional = not np.array_equal(distinct, np.round(distinct))
+    if len(distinct) > MAX_NUMERIC_CLASSES and (fractional or len(distinct) > len(y) / 2):
+        kind = "not all whole numbers" if fractional else f"in {len(y)} rows"
+        raise DataError(f"{name} has {len(distinct)} distinct numeric values ({kind}): a regression target, not "
+                        f"class labels; choose the label column (--target), {force}")
 
 
 def _as_frame(X, feature_names, target=None) -> pd.DataFrame:

@@ -4,6 +4,14 @@ Every loader returns the data *as stored*: ``X`` is a :class:`pandas.DataFrame` 
 and ``y`` a :class:`pandas.Series` named after the label column (``"class"`` when the format has no names).
 Nothing is encoded or binarised here; :mod:`odtmip.data` does that.
 
+Which column is the target
+--------------------------
+Nothing is guessed from a column's position. The target is ``target`` when given (a name or a position);
+otherwise the format fixes it -- the first value of a dl85/txt line, ``"class"`` for bundled sets -- or, in ARFF
+and CSV files, it is the one column named (case-insensitively) one of :data:`TARGET_NAMES`. With no such
+column, or several, :func:`load` raises a :class:`DataError` that lists the columns. The chosen name is
+``y.name`` (the command line prints it).
+
 Sources
 -------
 Bundled, no files and no network needed (see :data:`BUNDLED_DATASETS`):
@@ -37,6 +45,9 @@ Bundled, no files and no network needed (see :data:`BUNDLED_DATASETS`):
   test set has none). Load the training sets from files (``categorical/monks-N-train.arff`` or
   ``osdt/monkN-train.csv`` in the benchmark folder).
 
+A bundled name may also be written ``"bundled:iris"``. A file that exists is loaded even when it is named like a
+bundled set (e.g. ``./iris``; logged at INFO level): a path that exists always wins.
+
 Files, read by :func:`load` or the readers below:
 
 * ``dl85`` (:func:`read_dl85`): DL8.5/MurTree text, one instance per line, whitespace-separated numbers, no
@@ -44,7 +55,8 @@ Files, read by :func:`load` or the readers below:
 * ``txt`` (:func:`read_txt`): the same layout with real features (ConTree/Quant-BnB files). ``X`` has float64
   columns ``f0, f1, ...``; ``y`` is int64 when every label is a whole number, float64 otherwise.
 * ``arff`` (:func:`read_arff`): Weka ARFF, dense only (sparse ARFF is rejected with :class:`FormatError`).
-* ``csv`` (:func:`read_csv`): a header row and a sniffed delimiter (``,``, ``;``, tab or whitespace).
+* ``csv`` (:func:`read_csv`): a header row and a sniffed delimiter (``,``, ``;``, tab or whitespace); the
+  values are typed as described under "CSV typing".
 
 Any file may be gzip-compressed (detected from its first bytes, whatever its name). Text is decoded as UTF-8
 (a byte order mark is dropped); a file that is not valid UTF-8 is decoded as Latin-1.
@@ -53,20 +65,46 @@ The benchmark folder (``../shared/datasets`` next to the repository, or ``$ODTMI
 :func:`data_dir`) holds the sub-folders ``binary/``, ``categorical/``, ``continuous/`` and ``osdt/`` and a
 ``manifest.csv`` with measured row, feature and class counts; :func:`list_datasets` shows them.
 
+CSV typing
+----------
+Every value is stripped of surrounding whitespace (``"yes "`` is ``"yes"``). A value equal to one of
+:data:`MISSING_MARKERS` (``''``, ``?``, ``NA``, ``NaN``, ``nan``) or to one of the ``na_values`` given is
+missing. Then each column is, in this order:
+
+1. text, if named in ``categorical``: a ``category`` column;
+2. numbers, if every value present is a number: int64 (no missing value, all whole) or float64 (NaN missing);
+3. bool, if every value is ``True``/``False`` (any case) and none is missing;
+4. numbers written with a decimal comma (``1,5`` or ``1.234,5``) or with ``,`` between thousands
+   (``1,234.5``), when every value fits one of these conventions: read as numbers, with a logged warning.
+   A value that fits both (``1,234``: 1.234 or 1234?) takes the convention the file's other columns show, and
+   is a :class:`DataError` when none does (``decimal=`` decides: ``","`` or ``"."``); columns that show both
+   conventions are an error too;
+5. otherwise text -- unless more than half of the values present are numbers: then the others are strays
+   (``n/a``, ``unknown``) and the column is a :class:`DataError` that names it, counts them and shows one;
+   mark them missing (``na_values``) or keep the column as text (``categorical``).
+
+Text columns become ``category`` with the sorted distinct values as categories.
+
 Missing values
 --------------
-ARFF ``?`` (unquoted) and, in CSV files, an empty field, ``?``, ``NA``, ``NaN`` or ``nan`` become a missing
-value: ``NaN`` in numeric columns, a missing entry (not a category) in ``category`` columns. Rows with missing
-values, including a missing label, are kept; deciding what to do with them is left to the caller. An ARFF
-nominal value that its ``@attribute`` line does not declare is a :class:`FormatError`. DL8.5/txt files have
-no missing-value marker.
+ARFF ``?`` (unquoted) and the CSV markers above become a missing value: ``NaN`` in numeric columns, a missing
+entry (not a category) in ``category`` columns. Rows with missing values, including a missing label, are kept;
+:class:`~odtmip.data.Dataset` encodes missing feature values and refuses missing labels. An ARFF nominal value
+that its ``@attribute`` line does not declare is a :class:`FormatError`. DL8.5/txt files have no missing-value
+marker.
+
+Dropping and typing columns
+---------------------------
+``drop`` removes columns before anything else (they are neither typed nor considered as the target);
+``categorical`` makes columns ``category`` columns whatever their values (numbers stay as written in CSV files).
+A name that is not a column is a :class:`DataError` listing the columns.
 
 Errors
 ------
-:class:`~odtmip.exceptions.DataError` for a missing file or folder, empty data, an unknown target column or an
-ambiguous name; :class:`~odtmip.exceptions.FormatError` for a file that cannot be parsed in its format;
-:class:`~odtmip.exceptions.OptionError` for an invalid argument (unknown ``format``, a ``target`` the format
-does not allow).
+:class:`~odtmip.exceptions.DataError` for a missing file or folder, empty data, an unknown or undecidable target
+column, an ambiguous name, or a column typing refuses; :class:`~odtmip.exceptions.FormatError` for a file that
+cannot be parsed in its format; :class:`~odtmip.exceptions.OptionError` for an invalid argument (unknown
+``format``, a ``target`` the format does not allow, ``na_values``/``decimal`` for a file that is not CSV).
 """
 
 from __future__ import annotations
@@ -75,7 +113,9 @@ import csv
 import gzip
 import io
 import itertools
+import logging
 import os
+import warnings
 import zlib
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -90,6 +130,8 @@ from odtmip.exceptions import DataError, FormatError, OptionError
 __all__ = [
     "BUNDLED_DATASETS",
     "FORMATS",
+    "MISSING_MARKERS",
+    "TARGET_NAMES",
     "data_dir",
     "list_datasets",
     "load",
@@ -98,6 +140,8 @@ __all__ = [
     "read_dl85",
     "read_txt",
 ]
+
+log = logging.getLogger(__name__)
 
 PathLike = str | os.PathLike[str]
 
@@ -114,7 +158,15 @@ _KINDS: tuple[str, ...] = ("binary", "categorical", "continuous", "osdt", "mixed
 _EXTENSIONS: dict[str, str | None] = {".txt": None, ".arff": "arff", ".csv": "csv"}
 
 _LABEL = "class"
-_CSV_MISSING = ["", "?", "NA", "NaN", "nan"]
+
+#: Column names (compared case-insensitively) taken as the target of an ARFF or CSV file without ``target``.
+TARGET_NAMES: tuple[str, ...] = ("class", "label", "target", "y")
+
+#: CSV values that are missing (after stripping); ``na_values`` adds to them.
+MISSING_MARKERS: tuple[str, ...] = ("", "?", "NA", "NaN", "nan")
+
+#: Prefix naming a bundled set explicitly, e.g. ``"bundled:iris"``.
+BUNDLED_PREFIX = "bundled:"
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -212,13 +264,52 @@ def _short_list(items: Sequence[Any], limit: int = 20) -> str:
     return shown
 
 
-def _split_target(
-    frame: pd.DataFrame, target: str | int | None, default: str, path: PathLike
+def _named_target(columns: list, path: PathLike) -> str:
+    """The one column named like a target (:data:`TARGET_NAMES`); a DataError listing the columns otherwise."""
+    found = [c for c in columns if str(c).strip().lower() in TARGET_NAMES]
+    if len(found) == 1:
+        log.info("%s: target %r, the column named like a label (--target chooses another)", path, found[0])
+        return found[0]
+    if found:
+        names = ", ".join(repr(c) for c in found[:-1]) + f" and {found[-1]!r}"
+        raise DataError(f"{path}: columns {names} could each be the target; name it with --target "
+                        f"(columns: {_short_list(columns)})")
+    raise DataError(f"{path}: no column is named {', '.join(TARGET_NAMES[:-1])} or {TARGET_NAMES[-1]}; name the "
+                    f"target with --target (columns: {_short_list(columns)})")
+
+
+def _check_columns(names: Sequence[str], columns: list, what: str, path: PathLike) -> None:
+    unknown = [name for name in names if name not in columns]
+    if unknown:
+        raise DataError(f"cannot {what} {unknown[0]!r}: no such column in {path} (columns: {_short_list(columns)})")
+
+
+def _drop(frame: pd.DataFrame, drop: Sequence[str], target: str | int | None, path: PathLike) -> pd.DataFrame:
+    if isinstance(target, str) and target in drop:
+        raise DataError(f"the target {target!r} cannot also be dropped (--drop)")
+    _check_columns(drop, list(frame.columns), "drop", path)
+    return frame.drop(columns=list(drop))
+
+
+def _select(
+    frame: pd.DataFrame, target: str | int | None, path: PathLike, fixed: str | None = None,
+    drop: Sequence[str] = (), categorical: Sequence[str] = (),
 ) -> tuple[pd.DataFrame, pd.Series]:
+    """Drop columns, make ``categorical`` ones ``category`` and split off the target (``target``, else
+    ``fixed``, else the column named like a target)."""
+    frame = _drop(frame, drop, fixed if target is None else target, path)
+    _check_columns(categorical, list(frame.columns), "make categorical", path)
+    for name in categorical:
+        if not isinstance(frame[name].dtype, pd.CategoricalDtype):
+            frame[name] = frame[name].astype("category")
+    if target is None:
+        target = fixed if fixed is not None else _named_target(list(frame.columns), path)
+    return _split_target(frame, target, path)
+
+
+def _split_target(frame: pd.DataFrame, target: str | int, path: PathLike) -> tuple[pd.DataFrame, pd.Series]:
     """Split ``frame`` into features and the target column (a name or a position)."""
     columns = list(frame.columns)
-    if target is None:
-        target = default
     if isinstance(target, bool) or not isinstance(target, str | int | np.integer):
         raise OptionError(f"target must be a column name or position, got {target!r}")
     if isinstance(target, str):
@@ -451,16 +542,9 @@ def _parse_attribute(rest: str, where: str) -> tuple[str, str, list[str] | None]
     raise FormatError(f"{where}: attribute {name!r} has unsupported type {spec.split()[0]!r}")
 
 
-def _default_arff_target(names: list[str]) -> str:
-    if "class" in names:
-        return "class"
-    for name in names:
-        if name.lower() == "class":
-            return name
-    return names[-1]
-
-
-def read_arff(path: PathLike, target: str | int | None = None) -> tuple[pd.DataFrame, pd.Series]:
+def read_arff(
+    path: PathLike, target: str | int | None = None, *, drop: Sequence[str] = (), categorical: Sequence[str] = ()
+) -> tuple[pd.DataFrame, pd.Series]:
     """Read a dense ARFF file.
 
     Handles ``%`` comment lines, case-insensitive ``@relation``/``@attribute``/``@data``, quoted names and
@@ -471,9 +555,11 @@ def read_arff(path: PathLike, target: str | int | None = None) -> tuple[pd.DataF
     path : str or path-like
         The file, optionally gzip-compressed.
     target : str or int, optional
-        The label attribute, by name or position. Default: the attribute named ``class`` (exact case first,
-        then any case, e.g. ``Class``), else the last attribute. Files whose label is neither (e.g. SPECT's
-        first attribute ``OVERALL_DIAGNOSIS``) need ``target``.
+        The label attribute, by name or position. Default: the one attribute named (in any case) ``class``,
+        ``label``, ``target`` or ``y``. Files whose label has another name (e.g. SPECT's first attribute
+        ``OVERALL_DIAGNOSIS``) need ``target``.
+    drop, categorical : sequence of str
+        Attributes to leave out, and attributes to return as ``category`` whatever their type.
 
     Returns
     -------
@@ -487,7 +573,7 @@ def read_arff(path: PathLike, target: str | int | None = None) -> tuple[pd.DataF
     Raises
     ------
     DataError
-        File not found, no attributes, no data rows, or unknown target.
+        File not found, no attributes, no data rows, an unknown column, or no target given or named as such.
     FormatError
         Malformed header or data line, sparse ARFF, an unsupported attribute type, a wrong number of values,
         a non-numeric value in a numeric attribute, or a nominal value not declared (the message names the
@@ -561,7 +647,7 @@ def read_arff(path: PathLike, target: str | int | None = None) -> tuple[pd.DataF
         else:
             columns[name] = pd.array(values, dtype=object)
     frame = pd.DataFrame(columns)
-    return _split_target(frame, target, _default_arff_target(names), path)
+    return _select(frame, target, path, drop=drop, categorical=categorical)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -580,67 +666,176 @@ def _sniff_delimiter(header: str) -> str:
     return ","
 
 
-def _as_category(column: pd.Series) -> pd.Series:
-    if isinstance(column.dtype, pd.CategoricalDtype):
-        return column
-    if pd.api.types.is_object_dtype(column.dtype) or pd.api.types.is_string_dtype(column.dtype):
-        values = column.dropna().unique()
-        return column.astype(pd.CategoricalDtype(sorted(str(v) for v in values)))
-    return column
+_PLAIN = r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?"
+#: Decimal mark -> (a number written with it and an optional thousands separator, that separator).
+_CONVENTIONS: dict[str, tuple[str, str]] = {
+    ",": (r"[+-]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?", "."),
+    ".": (r"[+-]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?", ","),
+}
+_CONVENTION_TEXT = {",": "a decimal comma", ".": "',' between thousands"}
+_BOOLS = {"true": True, "false": False}
 
 
-def read_csv(path: PathLike, target: str | int | None = None) -> tuple[pd.DataFrame, pd.Series]:
+def _numeric(numbers: np.ndarray, missing: np.ndarray) -> pd.Series:
+    """The numbers of the values present as a column: int64/float64 as read, float64 with NaN if any is missing."""
+    if not missing.any():
+        return pd.Series(numbers)
+    out = np.full(len(missing), np.nan)
+    out[~missing] = numbers
+    return pd.Series(out)
+
+
+def _text(values: np.ndarray, missing: np.ndarray) -> pd.Series:
+    """Text values as a ``category`` column with the sorted distinct values as categories."""
+    present = values[~missing]
+    return pd.Series(pd.Categorical(np.where(missing, None, values), categories=sorted(set(present))))
+
+
+def _plain_numbers(present: np.ndarray) -> np.ndarray | None:
+    numbers = pd.to_numeric(present, errors="coerce")
+    return numbers if np.isfinite(numbers).all() else None
+
+
+def _read_with(present: np.ndarray, mark: str) -> np.ndarray | None:
+    """The values as numbers written with decimal mark ``mark`` (and its thousands separator), or None."""
+    pattern, thousands = _CONVENTIONS[mark]
+    values = pd.Series(present, dtype=object)
+    if not values.str.fullmatch(pattern).all():
+        return None
+    return values.str.replace(thousands, "", regex=False).str.replace(mark, ".", regex=False).astype(float).to_numpy()
+
+
+def _refuse_strays(name: str, present: np.ndarray) -> None:
+    """Raise when more than half of the text values of column ``name`` are numbers."""
+    values = pd.Series(present, dtype=object)
+    plain = values.str.fullmatch(_PLAIN)
+    number = plain | values.str.fullmatch(_CONVENTIONS[","][0]) | values.str.fullmatch(_CONVENTIONS["."][0])
+    if 2 * int(number.sum()) <= len(values):
+        return
+    keep = f"keep the column as text with --categorical {name}"
+    strays = values[~number]
+    if len(strays):
+        raise DataError(f"column {name!r}: {len(strays)} of {len(values)} values are not numbers (e.g. "
+                        f"{strays.iloc[0]!r}); clean them, mark them missing with --na-values, or {keep}")
+    raise DataError(f"column {name!r} writes its numbers in more than one way (e.g. {values[plain].iloc[0]!r} and "
+                    f"{values[~plain].iloc[0]!r}); write them one way, or {keep}")
+
+
+def _type_csv(
+    frame: pd.DataFrame, path: PathLike, markers: set[str], decimal: str | None, categorical: Sequence[str]
+) -> pd.DataFrame:
+    """Type the text columns of a CSV file (see "CSV typing" in the module docstring)."""
+    typed: dict[str, pd.Series] = {}
+    pending: dict[str, tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]] = {}  # read with a convention
+    for name in frame.columns:
+        values = frame[name].astype(object).fillna("").str.strip().to_numpy(dtype=object)
+        missing = np.isin(values, list(markers))
+        present = values[~missing]
+        if name in categorical:
+            typed[name] = _text(values, missing)
+            continue
+        numbers = _plain_numbers(present)
+        if numbers is not None:
+            typed[name] = _numeric(numbers, missing)
+            continue
+        if not missing.any() and all(v.lower() in _BOOLS for v in present):
+            typed[name] = pd.Series([_BOOLS[v.lower()] for v in values], dtype=bool)
+            continue
+        readings = {mark: _read_with(present, mark) for mark in ((decimal,) if decimal else _CONVENTIONS)}
+        readings = {mark: numbers for mark, numbers in readings.items() if numbers is not None}
+        if readings:
+            pending[name] = (present, missing, readings)
+            continue
+        _refuse_strays(name, present)
+        typed[name] = _text(values, missing)
+    settled = {name: next(iter(r)) for name, (_, _, r) in pending.items() if len(r) == 1}
+    if len(set(settled.values())) > 1:
+        comma, point = (next(n for n, m in settled.items() if m == mark) for mark in (",", "."))
+        raise DataError(f"{path}: column {comma!r} has numbers with a decimal comma but column {point!r} has ',' "
+                        "between thousands; choose with --decimal , or --decimal .")
+    for name, (present, missing, readings) in pending.items():
+        if len(readings) > 1 and not settled:
+            at = int(np.flatnonzero(readings[","] != readings["."])[0])
+            raise DataError(f"{path}: column {name!r}: {present[at]!r} reads as {readings[','][at]:.15g} with a "
+                            f"decimal comma and as {readings['.'][at]:.15g} with ',' between thousands; choose with "
+                            "--decimal , or --decimal .")
+        mark = next(iter(readings)) if len(readings) == 1 else next(iter(settled.values()))
+        typed[name] = _numeric(readings[mark], missing)
+        if decimal is None:
+            at = int(np.flatnonzero(~pd.Series(present, dtype=object).str.fullmatch(_PLAIN))[0])
+            log.warning("%s: column %r has numbers with %s: %r read as %.15g (--decimal chooses)", path, name,
+                        _CONVENTION_TEXT[mark], present[at], readings[mark][at])
+    return pd.DataFrame({name: typed[name] for name in frame.columns})
+
+
+def read_csv(
+    path: PathLike, target: str | int | None = None, *, na_values: Sequence[str] = (), decimal: str | None = None,
+    drop: Sequence[str] = (), categorical: Sequence[str] = (),
+) -> tuple[pd.DataFrame, pd.Series]:
     """Read a delimited text file with a header row.
 
     The delimiter is taken from the header line: the most frequent of ``,``, ``;`` and tab, or runs of
-    whitespace when none occurs. A UTF-8 byte order mark is dropped. Empty fields, ``?``, ``NA``, ``NaN`` and
-    ``nan`` are missing values.
+    whitespace when none occurs. A UTF-8 byte order mark is dropped. The values are typed as the module
+    documentation describes ("CSV typing").
 
     Parameters
     ----------
     path : str or path-like
         The file, optionally gzip-compressed.
     target : str or int, optional
-        The label column, by name or position; default the last column.
+        The label column, by name or position; default the one column named (in any case) ``class``,
+        ``label``, ``target`` or ``y``.
+    na_values : sequence of str
+        Values that are missing, besides :data:`MISSING_MARKERS`.
+    decimal : {",", "."}, optional
+        The decimal mark of numbers that are not plain (``1,5``, ``1.234,5``, ``1,234.5``); default: detected.
+    drop, categorical : sequence of str
+        Columns to leave out, and columns to keep as text (``category``) whatever their values.
 
     Returns
     -------
     X : pandas.DataFrame
-        Numeric columns as pandas parses them (int64, or float64 when a value is missing or fractional); text
-        columns as ``category`` with the sorted distinct values as categories.
+        Numeric columns as int64 (whole numbers, none missing) or float64; ``True``/``False`` columns as bool;
+        text columns as ``category`` with the sorted distinct values as categories.
     y : pandas.Series
         The target column, typed the same way, named after it.
 
     Raises
     ------
     DataError
-        File not found, no header, no data rows, or unknown target column (the message lists the columns).
+        File not found, no header, no data rows, an unknown column, no target given or named as such (the
+        message lists the columns), or a column with stray non-numbers or undecidable number formats.
     FormatError
         A line with more fields than the header.
+    OptionError
+        ``decimal`` other than ``","`` or ``"."``.
     """
+    if decimal not in (None, ",", "."):
+        raise OptionError(f"decimal must be ',' or '.', got {decimal!r}")
     text = _read_text(path)
     header = next((line for line in text.splitlines() if line.strip()), None)
     if header is None:
         raise DataError(f"{path} is empty")
     sep = _sniff_delimiter(header)
     try:
-        frame = pd.read_csv(
-            io.StringIO(text),
-            sep=sep,
-            keep_default_na=False,
-            na_values=_CSV_MISSING,
-            skipinitialspace=True,
-            skip_blank_lines=True,
-        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pd.errors.ParserWarning)  # more fields than names: pandas drops some
+            frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_filter=False,
+                                index_col=False, skipinitialspace=True, skip_blank_lines=True)
     except pd.errors.EmptyDataError:
         raise DataError(f"{path} is empty") from None
     except pd.errors.ParserError as exc:
         message = " ".join(str(exc).split())
         raise FormatError(f"{path}: {message}") from None
+    except pd.errors.ParserWarning:
+        raise FormatError(f"{path}: the data lines have more fields than the header names") from None
     _require_rows(frame, path)
     frame.columns = [str(c).strip() for c in frame.columns]
-    frame = frame.apply(_as_category)
-    return _split_target(frame, target, frame.columns[-1], path)
+    frame = _drop(frame, drop, target, path)
+    _check_columns(categorical, list(frame.columns), "make categorical", path)
+    markers = set(MISSING_MARKERS) | {str(v).strip() for v in na_values}
+    frame = _type_csv(frame, path, markers, decimal, categorical)
+    return _select(frame, target, path)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -813,6 +1008,24 @@ def _resolve_source(source: PathLike, data_dir_arg: PathLike | None) -> Path:
     )
 
 
+def _bundled_name(source: PathLike) -> str | None:
+    """The bundled set ``source`` names (``"iris"`` when no file ``iris`` exists, or ``"bundled:iris"``)."""
+    if not isinstance(source, str):
+        return None
+    if source.startswith(BUNDLED_PREFIX):
+        name = source[len(BUNDLED_PREFIX) :]
+        if name not in _BUNDLED:
+            raise DataError(f"no bundled data set {name!r}; the bundled sets are {', '.join(BUNDLED_DATASETS)}")
+        return name
+    if source not in _BUNDLED:
+        return None
+    if Path(source).expanduser().is_file():
+        log.info("%s: loading the file %s, not the bundled data set (write %s%s for that)", source,
+                 Path(source).resolve(), BUNDLED_PREFIX, source)
+        return None
+    return source
+
+
 def _label_first_target(target: str | int | None, path: Path) -> None:
     if target is None or (not isinstance(target, bool) and target in (0, "0", _LABEL)):
         return
@@ -824,15 +1037,22 @@ def load(
     target: str | int | None = None,
     format: str | None = None,
     data_dir: PathLike | None = None,
+    *,
+    na_values: Sequence[str] = (),
+    decimal: str | None = None,
+    drop: Sequence[str] = (),
+    categorical: Sequence[str] = (),
 ) -> tuple[pd.DataFrame, pd.Series]:
     """Load a data set by bundled name, file path or name in the benchmark folder.
 
     ``source`` is resolved in this order:
 
-    1. a bundled name (:data:`BUNDLED_DATASETS`; only when ``source`` is a ``str``);
-    2. an existing file (absolute or relative to the working directory);
-    3. a path relative to the data directory (see :func:`data_dir`), e.g. ``"binary/anneal.txt"``;
-    4. a name without extensions, e.g. ``"anneal"``, searched in the ``binary``, ``categorical``,
+    1. ``"bundled:NAME"``: the bundled set NAME (:data:`BUNDLED_DATASETS`);
+    2. an existing file (absolute or relative to the working directory), even when it is named like a
+       bundled set (logged at INFO level);
+    3. a bundled name (only when ``source`` is a ``str``);
+    4. a path relative to the data directory (see :func:`data_dir`), e.g. ``"binary/anneal.txt"``;
+    5. a name without extensions, e.g. ``"anneal"``, searched in the ``binary``, ``categorical``,
        ``continuous`` and ``osdt`` sub-folders, or ``"binary/mushroom"`` searched in one sub-folder. A name
        that matches several files is an error listing them.
 
@@ -841,14 +1061,22 @@ def load(
     source : str or path-like
         What to load.
     target : str or int, optional
-        Label column by name or position for ARFF/CSV files and bundled sets (default: see the readers;
-        ``"class"`` for bundled sets). For dl85/txt files only ``None``, ``0`` or ``"class"`` are accepted.
+        Label column by name or position for ARFF/CSV files and bundled sets. Default: ``"class"`` for bundled
+        sets, the first value of a dl85/txt line, and for ARFF/CSV files the one column named (in any case)
+        ``class``, ``label``, ``target`` or ``y`` -- with none or several, a :class:`DataError` lists the
+        columns. For dl85/txt files only ``None``, ``0`` or ``"class"`` are accepted.
     format : {"dl85", "txt", "arff", "csv"}, optional
         File format; default from the extension: ``.arff[.gz]`` arff, ``.csv[.gz]`` csv, ``.txt[.gz]`` dl85
         when every feature is 0/1 and every label a whole number, txt otherwise. Ignored for bundled names.
     data_dir : str or path-like, optional
         The benchmark folder; default :func:`data_dir`'s search. Only consulted when ``source`` is not a
         bundled name or an existing file.
+    na_values, decimal : optional
+        CSV files only: extra missing-value markers and the decimal mark (see :func:`read_csv`).
+    drop : sequence of str
+        Columns to leave out (before typing and before the target is chosen).
+    categorical : sequence of str
+        Columns to return as ``category`` whatever their values.
 
     Returns
     -------
@@ -860,26 +1088,35 @@ def load(
     Raises
     ------
     OptionError
-        Unknown ``format`` or a ``target`` the format does not allow.
+        Unknown ``format``, a ``target`` the format does not allow, or ``na_values``/``decimal`` for a source
+        that is not a CSV file.
     DataError
-        Not found, ambiguous name, empty data, unknown target column, or a bad ``data_dir``/``ODTMIP_DATA``.
+        Not found, ambiguous name, empty data, an unknown column, no target given or named as such, a column
+        CSV typing refuses, or a bad ``data_dir``/``ODTMIP_DATA``.
     FormatError
         The file cannot be parsed, or its format cannot be inferred from its name.
     """
     fmt = _check_format(format)
-    if isinstance(source, str) and source in _BUNDLED:
-        frame = _BUNDLED[source][-1]()
-        return _split_target(frame, target, _LABEL, source)
-    path = _resolve_source(source, data_dir)
-    if fmt is None:
-        fmt = _infer_format(path)
+    bundled = _bundled_name(source)
+    path = None if bundled is not None else _resolve_source(source, data_dir)
+    if path is not None and fmt is None:
+        try:
+            fmt = _infer_format(path)
+        except FormatError as exc:
+            if source not in _BUNDLED:
+                raise
+            raise FormatError(f"{exc}; for the bundled set write {BUNDLED_PREFIX}{source}") from None
+    if fmt == "csv" and bundled is None:
+        return read_csv(path, target, na_values=na_values, decimal=decimal, drop=drop, categorical=categorical)
+    if na_values or decimal is not None:
+        raise OptionError(f"na_values and decimal are for CSV files; {bundled or path} is not one")
+    if bundled is not None:
+        return _select(_BUNDLED[bundled][-1](), target, bundled, _LABEL, drop, categorical)
     if fmt == "arff":
-        return read_arff(path, target)
-    if fmt == "csv":
-        return read_csv(path, target)
+        return read_arff(path, target, drop=drop, categorical=categorical)
     _label_first_target(target, path)
-    binary = {"dl85": True, "txt": False, None: None}[fmt]
-    return _parse_label_first(path, binary)
+    X, y = _parse_label_first(path, {"dl85": True, "txt": False, None: None}[fmt])
+    return _select(pd.concat([y, X], axis=1), None, path, _LABEL, drop, categorical)
 
 
 def _int_or_none(value: str | None) -> int | None:

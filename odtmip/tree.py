@@ -18,6 +18,15 @@ Split kinds
                 when the row's bucket is in ``bins``. Used for subsets of quantile buckets.
 ``hyperplane``  numeric columns ``columns`` with ``weights`` a; true when ``a . x >= threshold``
                 (OCT-H: ``a . x < b`` goes left).
+``missing``     any column; true when the value is missing (NaN, None, ``pd.NA``). The encoding of a numeric
+                column with missing values adds this test as a column of its own.
+
+Missing values
+--------------
+In ``binary``, ``threshold`` and ``bins`` tests a missing value counts as **smaller than every number**: ``x = 1``
+and ``x > t`` are false (it goes left, and ``age <= 37.5`` reads true for it), and it lies in bucket 0. A
+``subset`` test sees it as the level :data:`MISSING`. A ``hyperplane`` cannot weigh a missing value: routing one
+through it is a :class:`~odtmip.exceptions.DataError`.
 """
 
 from __future__ import annotations
@@ -33,13 +42,14 @@ import pandas as pd
 
 from odtmip.exceptions import DataError
 
-SPLIT_KINDS = ("binary", "subset", "threshold", "bins", "hyperplane")
+SPLIT_KINDS = ("binary", "subset", "threshold", "bins", "hyperplane", "missing")
 MISSING = "<missing>"  # the level a missing categorical value takes
 
 
 def bucket_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Bucket of each value: b such that ``edges[b-1] < x <= edges[b]`` (0 below, len(edges) above)."""
-    return np.searchsorted(np.asarray(edges, dtype=float), values, side="left")
+    """Bucket of each value: b such that ``edges[b-1] < x <= edges[b]`` (0 below, len(edges) above; 0 for NaN)."""
+    buckets = np.searchsorted(np.asarray(edges, dtype=float), values, side="left")
+    return np.where(np.isnan(values), 0, buckets)
 
 
 @dataclass(frozen=True)
@@ -49,7 +59,7 @@ class Split:
     Parameters
     ----------
     kind : str
-        One of ``binary``, ``subset``, ``threshold``, ``bins``, ``hyperplane``.
+        One of ``binary``, ``subset``, ``threshold``, ``bins``, ``hyperplane``, ``missing``.
     columns : tuple of int
         Raw column index (one; several for ``hyperplane``).
     threshold : float, optional
@@ -91,9 +101,14 @@ class Split:
         if self.kind == "hyperplane":
             total = np.zeros(len(columns[self.columns[0]]))
             for c, a in zip(self.columns, self.weights, strict=True):
-                total += a * _as_float(columns[c], c)
+                x = _as_float(columns[c], c)
+                if np.isnan(x).any():
+                    raise DataError(f"column {c} has missing values (NaN); a hyperplane split cannot route them")
+                total += a * x
             return total >= self.threshold
         x = columns[self.column]
+        if self.kind == "missing":
+            return np.asarray(pd.isna(x), dtype=bool)
         if self.kind == "binary":
             return _as_float(x, self.column) == 1.0
         if self.kind == "subset":
@@ -116,6 +131,8 @@ class Split:
             return f"{name} {'>' if right else '<='} {_fmt(self.threshold)}"
         if self.kind == "bins":
             return f"{name} {'in' if right else 'not in'} {_intervals(self.edges, self.bins)}"
+        if self.kind == "missing":
+            return f"{name} is {'' if right else 'not '}missing"
         terms = " + ".join(f"{_fmt(a)}*{names[c]}" for c, a in zip(self.columns, self.weights, strict=True))
         return f"{terms} {'>=' if right else '<'} {_fmt(self.threshold)}"
 
@@ -148,13 +165,16 @@ class Split:
 
 
 def _as_float(x: np.ndarray, column: int) -> np.ndarray:
+    """``x`` as floats, a missing value (None, ``pd.NA``) as NaN."""
     try:
-        out = np.asarray(x, dtype=float)
+        return np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        pass
+    values = pd.Series(x, dtype=object)
+    try:
+        return values.where(values.notna(), np.nan).to_numpy(dtype=float)
     except (TypeError, ValueError):
         raise DataError(f"column {column} must be numeric for this split") from None
-    if np.isnan(out).any():
-        raise DataError(f"column {column} has missing values (NaN); a numeric split cannot route them")
-    return out
 
 
 def _fmt(v: float) -> str:

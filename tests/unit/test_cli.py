@@ -1,11 +1,12 @@
 """The odtmip command: JSON contract, plain output, and a one-line error with exit code 2 for each bad input."""
 
 import json
+import logging
 
 import numpy as np
 import pytest
 
-from odtmip import Dataset, Tree
+from odtmip import Dataset, Tree, __version__
 from odtmip.cli import main
 from odtmip.datasets import load
 from odtmip.exceptions import OptionError
@@ -51,6 +52,17 @@ def test_fit_file_with_target_and_format(capsys, tmp_path, rng):
     assert code == 0 and json.loads(out)["misclassifications"] == 0
     code, out, _ = run(capsys, "fit", str(path), "--target", "label", "--format", "csv", "--depth", "1", "--json")
     assert code == 0
+
+
+def test_the_target_is_named_in_both_outputs(capsys, tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text("a,b,Outcome\n" + "".join(f"{i % 2},{i % 3},{'yes' if i % 2 else 'no'}\n" for i in range(12)))
+    code, out, _ = run(capsys, "fit", str(path), "--target", "Outcome", "--depth", "1")
+    assert code == 0 and out.startswith(f"data: {path}: 12 samples, 2 classes (target 'Outcome'); ")
+    code, out, _ = run(capsys, "fit", "monk1", "--depth", "1", "--json")
+    assert code == 0 and json.loads(out)["target"] == "class"
+    code, out, _ = run(capsys, "check", "monk1", "--depth", "1", "--json")
+    assert code == 0 and json.loads(out)["mip"]["target"] == json.loads(out)["dp"]["target"] == "class"
 
 
 def test_fit_gunluk_reports_solver_fields(capsys):
@@ -110,13 +122,105 @@ def test_bad_input_exits_2_with_one_line(capsys, argv, message):
 @pytest.mark.parametrize("content, message", [
     ("a,b,label\n1,2,x\n", "single class"),
     ("a,b,label\n", "no data rows"),
-    ("a,b,label\n1,,x\n3,4,y\n", "missing values"),
+    ("a,b,label\n1,,x\n3,,y\n", "column 'b' has no values (all 2 are missing); drop it (--drop b)"),
 ])
 def test_bad_files_exit_2(capsys, tmp_path, content, message):
     path = tmp_path / "bad.csv"
     path.write_text(content)
     code, _, err = run(capsys, "fit", str(path), "--target", "label")
     assert code == 2 and message in err, err
+
+
+_ROWS = "".join(f"{i % 2},{i},{'yes' if i % 2 else 'no'}\n" for i in range(12))
+
+
+@pytest.mark.parametrize("header, argv, message", [
+    ("a,class,label", [], "columns 'class' and 'label' could each be the target; name it with --target"),
+    ("a,b,when", ["--target", "when"], "target 'when' holds dates"),
+    ("a,b,label", ["--drop", "zz"], "cannot drop 'zz': no such column"),
+    ("a,b,label", ["--target", "label", "--drop", "label"], "the target 'label' cannot also be dropped (--drop)"),
+    ("a,b,label", ["--drop", "label"], "no column is named class, label, target or y"),  # dropped: no candidate
+    ("a,b,label", ["--categorical", "zz"], "cannot make categorical 'zz': no such column"),
+])
+def test_bad_data_options(capsys, tmp_path, header, argv, message):
+    path = tmp_path / "d.csv"
+    rows = _ROWS if header != "a,b,when" else "".join(f"1,2,2021-03-{i + 1:02d}\n" for i in range(12))
+    path.write_text(f"{header}\n{rows}")
+    code, out, err = run(capsys, "fit", str(path), "--depth", "1", *argv)
+    assert code == 2 and out == "" and message in err and err.count("\n") == 1
+
+
+def _lines(*columns, sep=","):
+    return "".join(sep.join(map(str, row)) + "\n" for row in zip(*columns, strict=True))
+
+
+_YES_NO = ["yes" if i % 2 else "no" for i in range(24)]
+
+
+@pytest.mark.parametrize("header, rows, argv, target", [
+    ("id,a,label", _lines([f"u{i}" for i in range(24)], [i % 2 for i in range(24)], _YES_NO), ["--drop", "id"],
+     "label"),
+    ("a,b,label", _lines(range(24), [i if i % 5 else "n/a" for i in range(24)], _YES_NO), ["--na-values", "n/a"],
+     "label"),
+    ("a,b,label", _lines(range(24), [i if i % 5 else "x" for i in range(24)], _YES_NO),
+     ["--categorical", "b", "--allow-many-levels"], "label"),
+    ("a;b;label", _lines(range(24), ["1,5", "2"] * 12, _YES_NO, sep=";"), ["--decimal", ","], "label"),
+    ("a,b,price", _lines(range(24), range(24), [f"{i * 1.5 + 0.1:.1f}" for i in range(24)]),
+     ["--target", "price", "--classification"], "price"),
+])
+def test_data_options_that_settle_it(capsys, tmp_path, header, rows, argv, target):
+    path = tmp_path / "d.csv"
+    path.write_text(f"{header}\n{rows}")
+    code, out, err = run(capsys, "fit", str(path), "--depth", "1", "--json", *argv)
+    assert code == 0, err
+    assert json.loads(out)["target"] == target
+
+
+def test_missing_numbers_are_encoded_not_refused(capsys, tmp_path):
+    path = tmp_path / "m.csv"
+    path.write_text("a,b,label\n1,,x\n3,4,y\n5,,x\n7,8,y\n")  # regression: 'numeric column has missing values'
+    code, out, _ = run(capsys, "fit", str(path), "--depth", "1", "--json")
+    record = json.loads(out)
+    assert code == 0 and record["misclassifications"] == 0 and "1 with missing values" in record["encoding"]
+
+
+@pytest.mark.parametrize("solver, given", [("dp", set()), ("gunluk", {"highs"})])
+def test_log_streams_the_solver_log(capsys, monkeypatch, solver, given):
+    seen = []
+
+    def fake_solve(data, name, **options):
+        seen.append(options)
+        raise OptionError("stop here")
+
+    monkeypatch.setattr("odtmip.cli.solve", fake_solve)
+    code, _, _ = run(capsys, "fit", "monk1", "--solver", solver, "--depth", "1", "--log")
+    assert code == 2 and set(seen[0]) - {"max_depth"} == given
+    assert "highs" not in given or seen[0]["highs"].log is True
+    assert logging.getLogger("odtmip").level == logging.DEBUG  # the DP's debug log
+    run(capsys, "fit", "monk1", "--depth", "1")
+    assert logging.getLogger("odtmip").level == logging.NOTSET
+
+
+def test_version(capsys):
+    code, out, _ = run(capsys, "--version")
+    assert code == 0 and out == f"odtmip {__version__}\n"
+
+
+@pytest.mark.parametrize("argv", [["-v", "fit"], ["fit", "-v"], ["--verbose", "fit"], ["fit", "--verbose"]])
+def test_verbose_before_or_after_the_subcommand(capsys, caplog, argv):
+    with caplog.at_level(logging.DEBUG):
+        code, _, _ = run(capsys, *argv, "monk1", "--depth", "1")
+    assert code == 0 and "data: 432 samples" in caplog.text
+    assert logging.getLogger().level == logging.INFO or any(r.levelno == logging.INFO for r in caplog.records)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["-v", "fit", "monk1", "--quiet"], "--verbose and --quiet exclude each other"),
+    (["fit", "monk1", "-v", "--quiet"], "not allowed with argument"),
+])
+def test_verbose_and_quiet_exclude_each_other(capsys, argv, message):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and message in err and err.count("\n") == 1
 
 
 def test_bad_dl85_file(capsys, tmp_path):

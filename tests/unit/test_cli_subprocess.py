@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from odtmip import __version__
+
 pytestmark = pytest.mark.slow
 
 _SCRIPT = Path(sys.executable).with_name("odtmip")
@@ -69,3 +71,126 @@ def test_no_depth_limit_is_an_error_for_a_mip(solver):
                "--depth", "none", "--json")
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith(f"odtmip: error: {solver} needs max_depth") and done.stderr.count("\n") == 1
+
+
+# ------------------------------------------------------------------------------------------------------
+# No silent data guesses, and a command that behaves in a shell: tiny CSV files, the DP at depth 1 (test_cli.py
+# has the other data cases, in-process). The runs start together (one module fixture) to share the start-up time.
+# ------------------------------------------------------------------------------------------------------
+
+_N = 12
+_A = [i % 2 for i in range(_N)]
+_LABELS = ["yes" if a else "no" for a in _A]
+
+
+def _csv(header: str, *columns, sep: str = ",") -> str:
+    return header + "\n" + "".join(sep.join(map(str, row)) + "\n" for row in zip(*columns, strict=True))
+
+
+_FILES = {
+    "outcome.csv": _csv("a,b,outcome", _A, range(_N), _LABELS),
+    "label.csv": _csv("a,b,Label", _A, range(_N), _LABELS),
+    "price.csv": _csv("a,price", [i % 2 for i in range(30)], [f"{1.5 * i + 0.25:.2f}" for i in range(30)]),
+    "age.csv": _csv("a,age,label", _A, [20 + i if i not in (3, 7) else "n/a" for i in range(_N)], _LABELS),
+    "spaces.csv": _csv("a,label", _A, [f"{lab} " if i % 3 else lab for i, lab in enumerate(_LABELS)]),
+    "id.csv": _csv("id,a,label", [f"user{i}" for i in range(_N)], _A, _LABELS),
+    "comma.csv": _csv("a;b;label", _A, [f"{i},5" for i in range(_N)], _LABELS, sep=";"),
+    "thousands.csv": _csv("a;b;label", _A, [f"{1000 + i:,}" for i in range(_N)], _LABELS, sep=";"),
+    "missing.csv": _csv("a,b,label", _A, ["" if i % 4 == 0 else i for i in range(_N)], _LABELS),
+    "monk1": _csv("a,label", _A, _LABELS),  # named like a bundled set
+}
+
+_ERRORS = {  # argv (--depth 1 is added) -> the one line on stderr
+    "no-target": (["fit", "outcome.csv"], "outcome.csv: no column is named class, label, target or y; name the "
+                                          "target with --target (columns: a, b, outcome)"),
+    "regression": (["fit", "price.csv", "--target", "price"],
+                   "target 'price' has 30 distinct numeric values (not all whole numbers): a regression target, not "
+                   "class labels; choose the label column (--target), or pass --classification "
+                   "(force_classification=True) to use each value as a class"),
+    "stray": (["fit", "age.csv"], "column 'age': 2 of 12 values are not numbers (e.g. 'n/a'); clean them, mark them "
+                                  "missing with --na-values, or keep the column as text with --categorical age"),
+    "id": (["fit", "id.csv"], "column 'id' has 12 distinct values in 12 rows, like an identifier: drop it (--drop id) "
+                              "or keep it (--allow-many-levels, allow_many_levels=True)"),
+    "thousands": (["fit", "thousands.csv"], "thousands.csv: column 'b': '1,000' reads as 1 with a decimal comma and as "
+                                            "1000 with ',' between thousands; choose with --decimal , or --decimal ."),
+    "bundled-unknown": (["fit", "bundled:monk9"], "no bundled data set 'monk9'; the bundled sets are breast-cancer, "
+                                                  "iris, wine, tic-tac-toe, monk1, monk2, monk3"),
+    "missing-binoct": (["fit", "missing.csv", "--solver", "binoct"],
+                       "binoct reads numeric columns as numbers and cannot route missing values (column 'b' has some); "
+                       "use dp or gunluk, or drop the column (--drop b)"),
+    "verbose-quiet": (["-v", "fit", "label.csv", "--quiet"], "--verbose and --quiet exclude each other"),
+}
+
+_FITS = {  # argv (--depth 1 --json is added) -> target, rows
+    "spaces": (["fit", "spaces.csv"], "label", _N),
+    "comma": (["fit", "comma.csv"], "label", _N),
+    "comma-quiet": (["fit", "comma.csv", "--quiet"], "label", _N),
+    "missing": (["fit", "missing.csv"], "label", _N),
+    "local-file": (["fit", "monk1", "--format", "csv", "-v"], "label", _N),
+    "bundled": (["-v", "fit", "bundled:monk1"], "class", 432),
+    "log": (["fit", "label.csv", "--solver", "gunluk", "--log"], "Label", _N),
+}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
+    """Every run of _ERRORS and _FITS, ``--version``, and a fit whose reader closes stdout at once, by name."""
+    folder = tmp_path_factory.mktemp("cli")
+    for name, text in _FILES.items():
+        (folder / name).write_text(text)
+    argvs = {name: [*argv, "--depth", "1"] for name, (argv, _) in _ERRORS.items()}
+    argvs |= {name: [*argv, "--depth", "1", "--json"] for name, (argv, _, _) in _FITS.items()}
+    argvs |= {"version": ["--version"], "closed-pipe": ["fit", "label.csv", "--depth", "1", "--json"]}
+    procs = {name: subprocess.Popen([*ODTMIP, *argv], cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True) for name, argv in argvs.items()}
+    procs["closed-pipe"].stdout.close()  # the reader is gone before the first byte is written
+    pipeline = " ".join([*ODTMIP, "fit", "label.csv", "--depth", "1", "--json"]) + " | head -c 10"
+    procs["head"] = subprocess.Popen(pipeline, shell=True, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True)
+    done = {}
+    for name, proc in procs.items():
+        if name == "closed-pipe":
+            out, err = "", proc.stderr.read()
+            proc.wait(timeout=120)
+        else:
+            out, err = proc.communicate(timeout=120)
+        done[name] = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    return done
+
+
+@pytest.mark.parametrize("name", list(_ERRORS))
+def test_bad_data_is_one_line_and_exit_2(runs, name):
+    done = runs[name]
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"odtmip: error: {_ERRORS[name][1]}\n")
+
+
+@pytest.mark.parametrize("name", list(_FITS))
+def test_fits_name_their_target(runs, name):
+    done = runs[name]
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    record = one_json_value(done.stdout)
+    _, target, rows = _FITS[name]
+    assert (record["target"], record["n_samples"], record["status"]) == (target, rows, "optimal")
+    assert len(record["tree"]["classes"]) == 2  # "yes " is "yes"
+
+
+def test_what_the_fits_log(runs):
+    assert runs["comma"].stderr == ("odtmip.datasets: comma.csv: column 'b' has numbers with a decimal comma: '0,5' "
+                                    "read as 0.5 (--decimal chooses)\n")
+    assert runs["comma-quiet"].stderr == "" and runs["spaces"].stderr == ""
+    assert "1 with missing values (+1 indicator each)" in one_json_value(runs["missing"].stdout)["encoding"]
+    local = runs["local-file"].stderr  # -v after the subcommand
+    assert "monk1: loading the file" in local and "not the bundled data set (write bundled:monk1 for that)" in local
+    assert "target 'label', the column named like a label" in local and "odtmip: data: 12 samples" in local
+    assert "odtmip: data: 432 samples, 2 classes (target 'class')" in runs["bundled"].stderr  # -v before it
+    assert "Running HiGHS" in runs["log"].stderr
+
+
+def test_version(runs):
+    done = runs["version"]
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"odtmip {__version__}\n", "")
+
+
+def test_closed_stdout_ends_quietly(runs):
+    assert (runs["closed-pipe"].returncode, runs["closed-pipe"].stderr) == (141, "")
+    assert (runs["head"].stdout, runs["head"].stderr) == ('{"solver":', "")

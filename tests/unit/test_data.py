@@ -7,8 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from odtmip.binarize import MISSING, midpoint_thresholds, quantile_edges
+from odtmip.check import check
 from odtmip.data import Dataset
 from odtmip.exceptions import DataError, OptionError
+from odtmip.solvers import solve
 from odtmip.tree import branch, leaf
 
 RAW = pd.DataFrame({
@@ -113,6 +115,77 @@ def test_every_binary_column_is_its_split_on_the_raw_data(values, numeric):
         assert (ds.Xb.sum(axis=1) == 1).all()  # every value lands in exactly one bucket
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.floats(-1e3, 1e3, allow_nan=False, width=32), st.just(np.nan)), min_size=2, max_size=40)
+       .filter(lambda v: not all(np.isnan(v))),
+       st.sampled_from(["buckets", "thresholds"]), st.data())
+def test_missing_numbers_keep_every_column_a_split_on_the_raw_data(values, numeric, draw):
+    x = np.array(values, dtype=float)
+    ds = Dataset(pd.DataFrame({"v": x}), np.arange(len(x)) % 2, numeric=numeric, n_buckets=4)
+    for j, col in enumerate(ds.columns):
+        assert (ds.Xb[:, j] == col.split.goes_right([x])).all()
+    kinds = [g.kind for g in ds.groups]
+    assert ("missing" in kinds) == bool(np.isnan(x).any())
+    if numeric == "buckets" and ds.groups[0].kind == "ordinal":
+        assert (ds.Xb[:, list(ds.groups[0].members)].sum(axis=1) == 1).all()  # still one bucket per row
+        members = ds.groups[0].members
+        right = draw.draw(st.sets(st.sampled_from(members), min_size=1))
+        split, swap = ds.encoder.group_split(0, sorted(right))  # any subset of buckets, as a raw split
+        assert ((split.goes_right([x]) ^ swap) == ds.Xb[:, sorted(right)].any(axis=1)).all()
+
+
+def test_numeric_column_with_missing_values_gets_an_indicator_and_routes_like_its_encoding():
+    X = pd.DataFrame({"age": [20.0, np.nan, 40.0, 50.0, np.nan, 70.0], "smoker": [0, 1, np.nan, 1, 0, 0]})
+    ds = Dataset(X, ["a", "b", "a", "a", "b", "a"], numeric="thresholds")
+    assert [(g.name, g.kind) for g in ds.groups] == [("age", "thresholds"), ("age is missing", "missing"),
+                                                    ("smoker", "binary"), ("smoker is missing", "missing")]
+    assert [c.name for c in ds.columns] == ["age>30", "age>45", "age>60", "age is missing", "smoker",
+                                            "smoker is missing"]
+    assert ds.missing_numeric == ["age", "smoker"]
+    assert ds.Xb[1].tolist() == [0, 0, 0, 1, 1, 0]  # age missing: every x > t false; smoker 1
+    assert "2 with missing values (+1 indicator each)" in ds.describe()
+    result = solve(ds, "dp", max_depth=1)
+    assert result.objective == 0 and "age is missing" in result.tree.to_text()
+    assert result.tree.predict(X).tolist() == ["a", "b", "a", "a", "b", "a"]  # raw routing = the encoding's
+
+
+def test_missing_numbers_with_gunluk_agree_with_the_dp():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=40).round(2)
+    x[rng.random(40) < 0.3] = np.nan
+    y = np.where(np.isnan(x) | (x > 0.5), 1, 0) ^ (rng.random(40) < 0.1)
+    ds = Dataset(pd.DataFrame({"x": x, "z": rng.integers(0, 3, 40)}), y, n_buckets=4)
+    assert check(ds, "gunluk", max_depth=2).verdict == "agree"
+
+
+def test_nullable_dtypes_with_missing_values():
+    X = pd.DataFrame({"n": pd.array([1, None, 3, 4], dtype="Int64"), "b": pd.array([True, None, False, True],
+                                                                                  dtype="boolean")})
+    ds = Dataset(X, [0, 1, 0, 1], numeric="thresholds")
+    assert [c.name for c in ds.columns] == ["n>2", "n>3.5", "n is missing", "b", "b is missing"]
+    assert ds.Xb[1].tolist() == [0, 0, 1, 0, 1]
+
+
+@pytest.mark.parametrize("n_rows, n_levels, error", [(60, 60, True), (20, 11, True), (22, 11, False),
+                                                      (12, 10, False)])
+def test_id_like_categorical_columns(n_rows, n_levels, error):
+    X = pd.DataFrame({"id": [f"u{i % n_levels}" for i in range(n_rows)], "a": np.arange(n_rows) % 2})
+    y = np.arange(n_rows) % 3
+    if error:
+        with pytest.raises(DataError, match=f"column 'id' has {n_levels} distinct values in {n_rows} rows, like an "
+                                            r"identifier: drop it \(--drop id\)"):
+            Dataset(X, y)
+    else:
+        assert Dataset(X, y).groups[0].kind == "categorical"
+    assert len(Dataset(X, y, allow_many_levels=True).groups[0].members) == n_levels
+
+
+def test_target_name_is_kept_and_described():
+    ds = Dataset(RAW, pd.Series(Y, name="buys"))
+    assert ds.target == "buys" and "(target 'buys')" in ds.describe()
+    assert Dataset(RAW, Y).target is None
+
+
 def test_sample_weights():
     ds = Dataset(RAW, Y, sample_weight=[1, 2, 3, 4, 5, 6])
     tree = ds.new_tree(leaf(1))
@@ -136,7 +209,7 @@ def test_numpy_input_gets_names_and_numeric_object_columns_stay_numeric():
     (RAW, ["yes"] * 6, {}, "single class"),
     (RAW, ["yes", None, "no", "no", "yes", "no"], {}, "missing label"),
     (RAW, [1, "a", 1, "a", 1, "a"], {}, "incomparable"),
-    (RAW.assign(age=[1.0, np.nan, 3, 4, 5, 6]), Y, {}, "numeric column 'age' has missing values"),
+    (RAW.assign(age=np.nan), Y, {}, r"column 'age' has no values \(all 6 are missing\); drop it"),
     (np.zeros(6), Y, {}, "must be 2-D"),
     (np.zeros((6, 2)), Y, {"feature_names": ["a"]}, "1 feature names for 2 columns"),
     (RAW, Y, {"sample_weight": [1, 2, 3]}, "sample_weight has 3 entries"),
@@ -145,6 +218,8 @@ def test_numpy_input_gets_names_and_numeric_object_columns_stay_numeric():
     (RAW, Y, {"sample_weight": [0] * 6}, "sums to zero"),
     (RAW, Y, {"categorical": ["nope"]}, r"categorical column\(s\) \['nope'\] not in the data"),
     (RAW, Y, {"feature_names": ["a"]}, "only for array input"),
+    (RAW.assign(shape=["a", "a ", "b", "a", "b", "b"]), Y, {},
+     r"column 'shape' has values that differ only in surrounding whitespace \('a' and 'a '\); strip them"),
 ])
 def test_bad_input_raises_data_error(X, y, kwargs, message):
     with pytest.raises(DataError, match=message):

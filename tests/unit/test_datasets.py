@@ -342,8 +342,12 @@ def test_arff_target_defaults_and_explicit(tmp_path):
     assert y.name == "z"
     _, y = ds.read_arff(path, target=1)
     assert y.name == "x"
-    path = _write(tmp_path / "last.arff", text.replace("Class", "label"))
-    assert ds.read_arff(path)[1].name == "z"  # no class attribute: the last one
+    path = _write(tmp_path / "label.arff", text.replace("Class", "label"))
+    assert ds.read_arff(path)[1].name == "label"  # class, label, target or y: named like a target
+    path = _write(tmp_path / "last.arff", text.replace("Class", "kind"))
+    with pytest.raises(DataError, match="no column is named class, label, target or y; name the target") as exc:
+        ds.read_arff(path)  # the last attribute is never taken silently
+    assert "columns: kind, x, z" in _one_line(exc)
 
 
 @pytest.mark.parametrize(
@@ -391,7 +395,7 @@ def test_read_csv_semicolon(tmp_path):
 def test_read_csv_bom_strings_and_missing(tmp_path):
     path = _write(tmp_path / "s.csv", "school,age,job,G3\nGP,18,teacher,6\nMS,?,at_home,10\nGP,17,,12\n")
     path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
-    X, y = ds.read_csv(path)
+    X, y = ds.read_csv(path, target="G3")  # no column named like a target: the last one is never taken silently
     assert list(X.columns) == ["school", "age", "job"]  # no BOM glued to the first name
     assert list(X["school"].cat.categories) == ["GP", "MS"]
     assert X["age"].dtype == np.float64 and np.isnan(X["age"].iloc[1])
@@ -411,7 +415,7 @@ def test_read_csv_other_delimiters(tmp_path, sep, name):
 
 def test_read_csv_gz(tmp_path):
     path = _write(tmp_path / "g.csv.gz", "r,g,b,skin\r\n74,85,123,1\r\n73,84,122,2\r\n", gz=True)
-    X, y = ds.load(path)
+    X, y = ds.load(path, target="skin")
     assert X.shape == (2, 3) and y.tolist() == [1, 2]
 
 

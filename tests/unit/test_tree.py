@@ -44,6 +44,29 @@ def test_bins_split_uses_half_open_buckets():
     assert s.goes_right([x]).tolist() == [True, True, False, False, True, True, False]
 
 
+def test_missing_values_count_as_smaller_than_every_number():
+    x = np.array([np.nan, 1.0, 5.0])
+    assert Split("threshold", (0,), threshold=2.0).goes_right([x]).tolist() == [False, False, True]
+    assert Split("binary", (0,)).goes_right([x]).tolist() == [False, True, False]
+    assert Split("bins", (0,), edges=(2.0,), bins=(0,)).goes_right([x]).tolist() == [True, True, False]
+    assert Split("missing", (0,)).goes_right([x]).tolist() == [True, False, False]
+    objects = np.array([None, 1, pd.NA, "a"], dtype=object)  # any missing marker, any dtype
+    assert Split("missing", (0,)).goes_right([objects]).tolist() == [True, False, True, False]
+    assert Split("threshold", (0,), threshold=0.5).goes_right([objects[:3]]).tolist() == [False, True, False]
+    with pytest.raises(DataError, match="hyperplane split cannot route"):
+        Split("hyperplane", (0,), threshold=0.0, weights=(1.0,)).goes_right([x])
+
+
+def test_missing_split_text_json_and_dot():
+    t = Tree(branch(Split("missing", (1,)), leaf(0, [2, 1]), leaf(1, [0, 3])), ["colour", "age"], ["no", "yes"])
+    assert t.to_text() == ("|--- age is not missing\n|   class: no  (2/3)\n"
+                           "|--- age is missing\n|   class: yes  (3/3)")
+    assert '0 [label="age is missing"];' in t.to_dot()
+    assert t.to_dict()["nodes"][0]["split"] == {"kind": "missing", "columns": [1]}
+    assert Tree.from_dict(json.loads(t.to_json())) == t
+    assert t.predict(pd.DataFrame({"colour": ["red", "blue"], "age": [np.nan, 3.0]})).tolist() == ["yes", "no"]
+
+
 def test_shape_counts():
     t = example_tree()
     assert (t.depth, t.n_branch_nodes, t.n_leaves, t.n_nodes) == (3, 4, 5, 9)
@@ -64,7 +87,7 @@ def test_missing_column_and_wrong_width_are_clear_errors():
         t.predict(X.drop(columns="age").assign(other=1))
     with pytest.raises(DataError, match="expected 4 feature columns"):
         t.predict(np.zeros((2, 3)))
-    with pytest.raises(DataError, match="NaN"):
+    with pytest.raises(DataError, match="NaN"):  # the hyperplane on age cannot weigh a missing value
         t.predict(X.assign(age=np.nan))
 
 
@@ -133,9 +156,11 @@ def test_invalid_splits_and_labels_are_rejected():
 def _random_tree(draw, depth):
     if depth == 0 or draw(st.booleans()):
         return leaf(draw(st.integers(0, 2)), [draw(st.floats(0, 10, allow_nan=False)) for _ in range(3)])
-    kind = draw(st.sampled_from(["binary", "subset", "threshold", "bins", "hyperplane"]))
+    kind = draw(st.sampled_from(["binary", "subset", "threshold", "bins", "hyperplane", "missing"]))
     if kind == "binary":
         split = Split("binary", (2,))
+    elif kind == "missing":
+        split = Split("missing", (draw(st.integers(0, 3)),))
     elif kind == "subset":
         split = Split("subset", (0,), categories=tuple(draw(st.sets(st.sampled_from(["red", "blue", 3]), min_size=1))))
     elif kind == "threshold":
