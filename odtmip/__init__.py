@@ -4,6 +4,7 @@ The two engines meet only through :class:`Dataset` and :class:`Tree`; every resu
 :class:`SolveResult` whose objective was recomputed by routing the training data through its tree.
 """
 
+from odtmip.compare import compare
 from odtmip.data import Dataset
 from odtmip.results import SolveResult, Status
 from odtmip.solvers import SOLVERS, solve
@@ -11,4 +12,4 @@ from odtmip.tree import Split, Tree, branch, leaf
 
 __version__ = "0.1.0"
 
-__all__ = ["Dataset", "SOLVERS", "SolveResult", "Split", "Status", "Tree", "branch", "leaf", "solve"]
+__all__ = ["Dataset", "SOLVERS", "SolveResult", "Split", "Status", "Tree", "branch", "compare", "leaf", "solve"]

@@ -17,6 +17,7 @@ import sys
 
 from odtmip import __version__, datasets, metrics
 from odtmip.check import MODELS, check
+from odtmip.compare import add_compare_command, run_compare
 from odtmip.data import Dataset
 from odtmip.exceptions import DataError, OdtmipError
 from odtmip.models import FORMULATIONS, HighsOptions
@@ -128,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     ds.add_argument("--data-dir", help="benchmark data folder (default: $ODTMIP_DATA or ../shared/datasets)")
     ds.add_argument("--json", action="store_true", help="print a JSON list")
     _add_verbosity(ds)
+    add_compare_command(sub)
     return parser
 
 
@@ -315,7 +317,8 @@ def main(argv=None) -> int:
                         stream=sys.stderr, format="%(name)s: %(message)s")
     log.setLevel(logging.DEBUG if getattr(args, "log", False) else logging.NOTSET)
     try:
-        code = {"fit": _cmd_fit, "check": _cmd_check, "datasets": _cmd_datasets}[args.command](args)
+        code = {"fit": _cmd_fit, "check": _cmd_check, "datasets": _cmd_datasets,
+                "compare": run_compare}[args.command](args)
         sys.stdout.flush()  # a closed pipe shows here, inside the try, not at interpreter exit
         return code
     except BrokenPipeError:  # the Python docs' recipe: no traceback, and nothing more for stdout at exit

@@ -48,8 +48,8 @@ Other decisions, each measured
   (:func:`_feasible_start`), so HiGHS only ever receives full, feasible starts; whether it kept one is read
   from its incumbent (:func:`_start_verdict`).
 * HiGHS fixes its global thread scheduler at the first run in a process. When the requested ``threads``
-  differs from the previous run's, we reset it (``Highs.resetGlobalScheduler``). Do not run solves with
-  different thread counts concurrently in one process.
+  differs from the previous run's, or the run is in another Python thread, we reset it
+  (``Highs.resetGlobalScheduler``). Do not run solves concurrently in one process.
 """
 
 from __future__ import annotations
@@ -271,7 +271,9 @@ class MipRun:
     log : str
         The HiGHS log, with whatever HiGHS wrote to the console (see :func:`console_captured`).
     statistics : dict
-        :func:`model_statistics` of the model as handed to HiGHS.
+        :func:`model_statistics` of the model as handed to HiGHS; when the search went past the root node, also
+        ``root_seconds``: the trajectory's time of the last callback point at node count 0, so that the dual bound
+        of the trajectory at that time is the root bound (without it, the root bound is the final bound).
     start_seconds : float
         Completing and verifying the warm starts (part of ``solve_seconds``).
     """
@@ -350,20 +352,22 @@ def to_highs(model, options: HighsOptions = HighsOptions(), integer: bool = True
 
 
 _scheduler_lock = threading.Lock()
-_scheduler_threads: int | None = -1  # thread count of the last run in this process; -1: none yet
+_scheduler_user: tuple[int, int | None] | None = None  # (thread, thread count) of the last run; None: none yet
 
 
 def _use_threads(hs, threads: int | None) -> None:
-    """Reset HiGHS's global scheduler when the requested thread count differs from the last run's.
+    """Reset HiGHS's global scheduler unless the last run was in this thread with the same thread count.
 
-    HiGHS builds its scheduler at the first run in a process and then refuses a different ``threads``
-    (the run ends with an error and no solution).
+    HiGHS builds its scheduler at the first run in a process and then refuses a different ``threads`` (the run
+    ends with an error and no solution); a scheduler built from another Python thread fails the same way (seen
+    with an in-process Dask cluster). Do not run solves concurrently in one process.
     """
-    global _scheduler_threads
+    global _scheduler_user
     with _scheduler_lock:
-        if threads != _scheduler_threads:
+        user = (threading.get_ident(), threads)
+        if user != _scheduler_user:
             hs.Highs.resetGlobalScheduler(True)
-            _scheduler_threads = threads
+            _scheduler_user = user
 
 
 def _coerce_option(h, hs, name: str, value):
@@ -404,7 +408,7 @@ class _Recorder:
     def __init__(self, echo: bool):
         self.echo = echo
         self.parts: list[str] = []
-        self.points: list[tuple[float, float, float]] = []
+        self.points: list[tuple[float, float, float, int]] = []  # (seconds, primal, dual, nodes)
         self.pending: list[np.ndarray] = []  # full, verified column vectors, handed over one per poll
 
     def write(self, message: str) -> None:
@@ -417,11 +421,11 @@ class _Recorder:
 
     def on_improving(self, e) -> None:
         d = e.data_out
-        self.points.append((d.running_time, d.objective_function_value, d.mip_dual_bound))
+        self.points.append((d.running_time, d.objective_function_value, d.mip_dual_bound, d.mip_node_count))
 
     def on_mip_log(self, e) -> None:
         d = e.data_out
-        self.points.append((d.running_time, d.mip_primal_bound, d.mip_dual_bound))
+        self.points.append((d.running_time, d.mip_primal_bound, d.mip_dual_bound, d.mip_node_count))
 
     def on_user_solution(self, e) -> None:
         if self.pending:
@@ -799,11 +803,15 @@ def solve(
             bound = math.inf if comp.maximize else -math.inf
 
     trajectory = []
+    statistics = dict(comp.statistics)
     if bound is not None:
         no_incumbent = -math.inf if comp.maximize else math.inf
         final = (h.getRunTime() + (t2 - t1), no_incumbent if objective is None else objective, bound)
-        points = [(t + (t2 - t1), p, d) for t, p, d in recorder.points]
+        points = [(t + (t2 - t1), p, d) for t, p, d, _ in recorder.points]
         trajectory = _monotone(points, comp.maximize, final)
+        in_root = [t + (t2 - t1) for t, _, _, nodes in recorder.points if nodes == 0]
+        if is_mip and info.mip_node_count > 1 and in_root:
+            statistics["root_seconds"] = in_root[-1]
     accepted, start_objective = _start_verdict(comp, start, objective) if given else (None, None)
     logger.debug(
         "HiGHS: %s (%s), objective %s, bound %s, hand-off %.2f s, run %.2f s, start accepted %s",
@@ -825,7 +833,7 @@ def solve(
         warm_start_objective=start_objective,
         trajectory=trajectory,
         log=recorder.text,
-        statistics=dict(comp.statistics),
+        statistics=statistics,
         start_seconds=start_seconds,
     )
 

@@ -223,7 +223,8 @@ def _same_rows(data, topology: str, label: str):
     from odtmip.models._highs import to_highs
     from odtmip.models.gunluk import GunlukOptions, build_model
 
-    h_py, columns = to_highs(build_model(data, GunlukOptions(topology=topology)))
+    m = build_model(data, GunlukOptions(topology=topology))  # held while its columns are named below
+    h_py, columns = to_highs(m)
     h_dx, arr = direct_highs(data, topology)
     py_keys = [(v.parent_component().name, v.index()) for v in columns]
     sizes = [(h.getNumRow(), h.getNumCol(), h.getNumNz()) for h in (h_py, h_dx)]

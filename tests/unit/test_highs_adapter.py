@@ -599,3 +599,21 @@ def test_too_old_highspy_is_refused(monkeypatch):
     monkeypatch.setattr(_highs, "_release", lambda module: (1, 14, 0))
     with pytest.raises(SolverUnavailableError, match="highspy 1.14.0 is too old"):
         require_highs()
+
+
+def test_thread_counts_from_different_python_threads():
+    # HiGHS's scheduler, built in one Python thread, fails a run in another unless it is reset for it.
+    import threading
+
+    def run(threads, out):
+        m, w, p, cap = knapsack(n=20, seed=11)
+        r = solve(m, HighsOptions(threads=threads))
+        out.append(r.status is Status.OPTIMAL and r.objective == pytest.approx(knapsack_dp(w, p, cap)))
+
+    results = []
+    run(2, results)
+    worker = threading.Thread(target=run, args=(1, results))
+    worker.start()
+    worker.join()
+    run(1, results)
+    assert results == [True, True, True]
