@@ -22,7 +22,7 @@ from odtmip.results import SolveResult
 #: The formulations that state a DP equivalent.
 MODELS = tuple(name for name, f in FORMULATIONS.items() if f.dp_problem is not None)
 # Options of the solve pipeline, not of a model.
-_PIPELINE_OPTIONS = ("time_limit", "warm_start", "highs", "lp_bound", "feed_dp")
+_PIPELINE_OPTIONS = ("time_limit", "warm_start", "highs", "lp_bound", "feed_dp", "memory_limit")
 
 
 def _checkable(model: str):

@@ -1,7 +1,8 @@
 """Errors raised by odtmip.
 
-Every error a user can cause is a subclass of ``ValueError`` or ``TypeError`` with a one-line message that
-names the problem; the command line turns them into exit code 2. All of them also derive from :class:`OdtmipError`.
+Every error a user can cause is a subclass of ``ValueError`` or ``TypeError`` (a model too large for the memory
+allowed: ``MemoryError``) with a one-line message that names the problem; the command line turns them into exit
+code 2. All of them also derive from :class:`OdtmipError`.
 """
 
 
@@ -15,6 +16,10 @@ class DataError(OdtmipError, ValueError):
 
 class OptionError(OdtmipError, ValueError):
     """An option has an invalid value (negative depth, unknown solver, conflicting settings)."""
+
+
+class ResourceError(OdtmipError, MemoryError):
+    """A model would need more memory than ``memory_limit`` allows; raised before it is built."""
 
 
 class FormatError(OdtmipError, ValueError):

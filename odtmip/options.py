@@ -179,7 +179,9 @@ MIN_LEAF = Option("min_leaf", (Interval(int, 1),), 1, None, "rows (unweighted) e
 
 def mip_options(options_class: str, warm_starts: tuple[str, ...]) -> tuple[Option, ...]:
     """The options every MIP formulation takes (the pipeline's, :func:`odtmip.pipeline.solve_mip`): time limit,
-    warm start, its options object, HiGHS settings, LP bound, feeding the DP's other trees."""
+    warm start, its options object, HiGHS settings, LP bound, feeding the DP's other trees, the memory guard."""
+    from odtmip.models.formulation import MEMORY_LIMIT  # called by the formulation modules, which import it anyway
+
     return (
         TIME_LIMIT,
         Option("warm_start", (Choices(warm_starts), Instance("odtmip.tree:Tree")), "dp", "no warm start, as 'none'",
@@ -192,6 +194,9 @@ def mip_options(options_class: str, warm_starts: tuple[str, ...]) -> tuple[Optio
         Option("lp_bound", (Boolean(),), False, None,
                "also solve the LP relaxation and report it in stats['lp_relaxation']"),
         Option("feed_dp", (Boolean(),), False, None, "hand HiGHS the other DP start trees during the search"),
+        Option("memory_limit", (Interval(float, 0, None, "neither"),), MEMORY_LIMIT, "no memory guard",
+               "GiB a solve may take, estimated from the model's size before it is built (larger models are "
+               "refused); default: half of physical memory"),
     )
 
 

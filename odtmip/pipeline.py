@@ -3,6 +3,9 @@
 :func:`solve_mip` runs a formulation of :data:`odtmip.models.FORMULATIONS` the same way every time:
 
 1. **options**: the user's, checked by the formulation (``make_options``), plus the entry's fixed ones;
+   **memory guard**: the model's size, counted before it is built (:attr:`Formulation.size`), gives its estimated
+   peak memory (:func:`~odtmip.models.formulation.estimated_memory_gib`); above ``memory_limit`` GiB the call
+   stops there with a :class:`~odtmip.exceptions.ResourceError`;
 2. **budget**: ``time_limit`` covers the whole call from here on (:class:`Budget`): the model build, the warm
    start's DP solves (together at most :data:`WARM_START_SHARE` of it), the LP bound, completing the starts and
    HiGHS, which gets whatever is left;
@@ -27,12 +30,13 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+from numbers import Real
 
 from odtmip.data import Dataset
-from odtmip.exceptions import OptionError, VerificationError
+from odtmip.exceptions import OptionError, ResourceError, VerificationError
 from odtmip.models import FORMULATIONS, _highs
 from odtmip.models._highs import HighsOptions
-from odtmip.models.formulation import DPProblem, Formulation
+from odtmip.models.formulation import MEMORY_LIMIT, DPProblem, Formulation, estimated_memory_gib
 from odtmip.results import SolveResult, Status
 from odtmip.tree import Tree
 
@@ -84,7 +88,7 @@ def dp_solutions(problems: Sequence[DPProblem], budget: Budget) -> list[tuple[DP
 
 def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit: float | None = None,
               warm_start: str | Tree | None = "dp", options=None, highs: HighsOptions | None = None,
-              lp_bound: bool = False, feed_dp: bool = False,
+              lp_bound: bool = False, feed_dp: bool = False, memory_limit: float | None = MEMORY_LIMIT,
               dp_solved: Sequence[tuple[DPProblem, int, SolveResult]] | None = None, **option_values) -> SolveResult:
     """Solve ``data`` with the MIP formulation ``name`` and return a verified result in its loss units.
 
@@ -110,6 +114,9 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
         Also solve the LP relaxation: ``stats["lp_relaxation"]`` in loss units.
     feed_dp : bool
         Hand HiGHS the DP trees after the first during the search as well.
+    memory_limit : float or None
+        GiB the solve may take: a model whose estimated peak memory is larger is refused before it is built
+        (:class:`~odtmip.exceptions.ResourceError`); default half of physical memory; None: no guard.
     dp_solved : list of (DPProblem, depth, SolveResult), optional
         The DP solutions of the formulation's warm-start problems, when the caller has them already.
     """
@@ -120,6 +127,9 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
         highs = f.highs(data, highs)
     if not (isinstance(warm_start, Tree) or warm_start is None or warm_start in f.warm_starts):
         raise OptionError(f"warm_start must be {', '.join(map(repr, f.warm_starts))} or a Tree, got {warm_start!r}")
+    if not (memory_limit is None or isinstance(memory_limit, Real) and not isinstance(memory_limit, bool)
+            and memory_limit > 0):
+        raise OptionError(f"memory_limit must be a number of GiB > 0 or None (no guard), got {memory_limit!r}")
     budget = Budget(highs.time_limit if time_limit is None else time_limit)
     stats: dict = {}
 
@@ -129,6 +139,14 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
         return SolveResult(solver=name, status=Status.OPTIMAL, stop_reason="solved", tree=tree, objective=objective,
                            bound=objective, seconds=budget.elapsed(),
                            stats={"warm_start_given": False, "warm_start_accepted": None, "note": note})
+
+    size = f.size(data, max_depth, opts)
+    stats["estimated_memory_gib"] = gib = estimated_memory_gib(size)
+    if memory_limit is not None and gib > memory_limit:
+        raise ResourceError(
+            f"the {name} model would need about {gib:.1f} GiB ({size['n_constraints']:,} rows, "
+            f"{size['n_variables']:,} columns, {size['n_nonzeros']:,} nonzeros), more than memory_limit = "
+            f"{memory_limit:g} GiB; use a smaller depth or fewer thresholds/features, or raise memory_limit")
 
     t = time.perf_counter()
     m = f.build(data, max_depth, opts)

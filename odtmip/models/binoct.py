@@ -125,7 +125,7 @@ from odtmip.binarize import BinaryColumn, midpoint_thresholds
 from odtmip.data import Dataset
 from odtmip.exceptions import DataError, OptionError
 from odtmip.models._highs import HighsOptions
-from odtmip.models.formulation import DPProblem, Formulation, merge_options
+from odtmip.models.formulation import MEMORY_LIMIT, DPProblem, Formulation, merge_options
 from odtmip.models.rows import LinearRows, linear_sum, var_members
 from odtmip.options import REQUIRED, Boolean, Choices, Interval, Option, mip_options
 from odtmip.results import SolveResult
@@ -431,6 +431,45 @@ def build_model(data: Dataset, max_depth: int, options: BinOCTOptions = BinOCTOp
         _add_surplus_bit_fix(m, bd)
     _add_objective(m, bd, options)
     return m
+
+
+def model_size(data: Dataset, max_depth: int, options: BinOCTOptions = BinOCTOptions()) -> dict:  # noqa: B008
+    """``n_constraints``, ``n_variables`` and ``n_nonzeros`` of :func:`build_model`'s model as handed to HiGHS
+    (what :func:`~odtmip.models.model_statistics` says: unused variables and zero terms dropped), counted from
+    :func:`prepare` without building the model."""
+    bd = prepare(data, max_depth, options)
+    N, F, C, B, K, L = bd.n_rows, len(bd.features), bd.n_classes, bd.n_bits, bd.depth, bd.n_leaves
+    nodes, spine = L - 1, K if bd.pass_through else 0
+    cols = nodes * F + N * L + 2 * L * C + bd.pass_through  # f, l, p, e, s; t below
+    rows = nodes + N + L + L * C  # one feature per node (on the spine: or s); one leaf per row; one class per leaf;
+    nnz = nodes * F + spine + N * L + L * C  # leaf errors (their terms below)
+    # (R_ν), (L_ν), (MinMax) at every node for each condition that blocks M > 0 rows: their l's on the blocked side
+    # (2^(K-d-1) leaves at a node of depth d: K 2^(K-1) per row over all nodes), f[n,f] and the condition's bits
+    bits = np.zeros(B, dtype=bool)  # the bits some split row holds
+    for feat, gaps in zip(bd.features, bd.gaps, strict=True):
+        in_gap = np.concatenate(([0], np.cumsum(np.bincount(gaps, minlength=feat.n_thresholds + 1))))
+        for cond in split_conditions(feat.n_thresholds):
+            big_m = sum(int(in_gap[hi + 1] - in_gap[lo]) for lo, hi in filter(None, (cond.not_left, cond.not_right)))
+            if big_m:
+                rows += nodes
+                nnz += big_m * K * 2 ** (K - 1) + nodes * (1 + len(cond.zero_bits) + len(cond.one_bits))
+                bits[[*cond.zero_bits, *cond.one_bits]] = True
+    for c in range(C):  # leaf errors: the l's of the class-c rows of nonzero weight, p (M‴ = their weight), e
+        w = bd.weights[bd.y == c]
+        nnz += L * (int(np.count_nonzero(w)) + bool(w.sum()) + 1)
+    if bd.pass_through:  # pass_through_single_leaf: the l's outside the last leaf, and s
+        rows, nnz = rows + 1, nnz + N * (L - 1) + 1
+    if options.leaf_penalty > 0:  # (28) non_empty_leaf: a leaf's N l's and α; the α's
+        rows, nnz, cols = rows + L, nnz + L * (N + 1), cols + L
+    idle = np.zeros(B, dtype=np.int64)  # idle[i]: the features whose trie depth is <= i
+    for feat in bd.features:
+        idle[trie_depth(feat.n_thresholds):] += 1
+    fixed_bits = np.zeros(B, dtype=np.int64)  # unused_bits_off rows (n, i) of bit i: at every node, or the spine's
+    if options.surplus_bit_fix:  # t[n,i], the idle f[n,f]'s (and s on the spine)
+        fixed_bits += np.where(idle > 0, nodes, spine)
+        rows, nnz = rows + int(fixed_bits.sum()), nnz + int(((1 + idle) * fixed_bits).sum()) + B * spine
+    cols += int(np.where(bits, nodes, fixed_bits).sum())  # t[n,i] held by a split row or by unused_bits_off
+    return {"n_constraints": int(rows), "n_variables": int(cols), "n_nonzeros": int(nnz)}
 
 
 def _add_index_sets(m, bd: BinOCTData) -> None:
@@ -788,7 +827,7 @@ def dp_objective_to_loss(value: float, data: Dataset, options: BinOCTOptions) ->
 def solve_binoct(data: Dataset, max_depth: int, time_limit: float | None = None,
                  warm_start: str | Tree | None = "dp", options: BinOCTOptions | None = None,
                  highs: HighsOptions | None = None, lp_bound: bool = False, feed_dp: bool = False,
-                 **option_values) -> SolveResult:
+                 memory_limit: float | None = MEMORY_LIMIT, **option_values) -> SolveResult:
     """Fit BinOCT (λ = 0) or RBinOCT (λ > 0) to ``data`` and return a verified result.
 
     The objective is odtmip's loss for this model, ``weighted errors / W + λ · leaves`` (W = total weight;
@@ -812,6 +851,10 @@ def solve_binoct(data: Dataset, max_depth: int, time_limit: float | None = None,
         Also solve the LP relaxation and report it in ``stats["lp_relaxation"]``.
     feed_dp : bool
         Hand HiGHS the other DP start trees during the search as well.
+    memory_limit : float or None
+        GiB the solve may take, estimated from the model's size before it is built (:func:`model_size`); a larger
+        model is refused (:class:`~odtmip.exceptions.ResourceError`). Default: half of physical memory; None: no
+        guard.
 
     Examples
     --------
@@ -828,7 +871,8 @@ def solve_binoct(data: Dataset, max_depth: int, time_limit: float | None = None,
     from odtmip.pipeline import solve_mip  # one floor up: it brings the DP to the model
 
     return solve_mip("binoct", data, max_depth, time_limit=time_limit, warm_start=warm_start, options=options,
-                     highs=highs, lp_bound=lp_bound, feed_dp=feed_dp, **option_values)
+                     highs=highs, lp_bound=lp_bound, feed_dp=feed_dp,
+                     memory_limit=memory_limit, **option_values)
 
 
 # ------------------------------------------------------------------------------------------- registry
@@ -881,4 +925,5 @@ FORMULATION = Formulation(
     to_loss=lambda m: lambda value: value,  # the model's objective is the loss
     dp_problem=_dp_problem,
     stats=_stats,
+    size=model_size,
 )

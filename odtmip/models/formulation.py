@@ -10,10 +10,10 @@ verification, statistics) is done once, by :mod:`odtmip.pipeline`.
 Adding a formulation
 --------------------
 1. Write ``odtmip/models/<name>.py`` after ``gunluk.py``: module docstring with references and an equation ->
-   component table; an options dataclass; ``build_model``; ``decode_tree``; ``warm_start_values``; ``loss``;
-   ``dp_equivalent`` (or none); its :class:`~odtmip.options.Option` declarations; a thin
-   ``solve_<name>(data, max_depth, ...)`` that calls :func:`odtmip.pipeline.solve_mip`; and at the end its
-   ``FORMULATION = Formulation(...)``.
+   component table; an options dataclass; ``build_model`` and ``model_size`` (its size, counted without building
+   it); ``decode_tree``; ``warm_start_values``; ``loss``; ``dp_equivalent`` (or none); its
+   :class:`~odtmip.options.Option` declarations; a thin ``solve_<name>(data, max_depth, ...)`` that calls
+   :func:`odtmip.pipeline.solve_mip`; and at the end its ``FORMULATION = Formulation(...)``.
 2. Add one line to ``FORMULATIONS`` in ``odtmip/models/__init__.py``. ``odtmip.solve``, ``odtmip check``, the
    command line's ``--solver`` and ``--model`` choices and the option checks all follow from it.
 3. Tests: the model against brute force on tiny data and against the DP (``tests/crosscheck``); the
@@ -22,6 +22,7 @@ Adding a formulation
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
@@ -78,6 +79,43 @@ class DPProblem:
         return solve(self.data, "dp", **self.dp_options(depth), time_limit=time_limit)
 
 
+# Peak resident memory of one solve per nonzero, row and column of the model as handed to HiGHS: the Pyomo model
+# with its LinearRows arrays, the compiled arrays, HiGHS's copy, its presolve, the LP's factor and workspace,
+# heuristics' sub-MIPs. MEASURED (highspy 1.16.0, Pyomo 6.10.1, 2-core Linux box): the resident size of a fresh
+# process above its size after the imports and the data, sampled every 0.1 s (VmHWM through solve_mip), over the
+# build, the hand-off and a HiGHS run that got past presolve into the LP (150 s limit), 0.37-1.9 M nonzeros:
+# Günlük on the categorical data of benchmarks/mip_build.py (N = 2000, depth 4-5) and monk1 (balanced-7, -8),
+# BinOCT on monk1 (depth 5-6) and 4 integer columns of 50 values (N = 1000, depth 4-5), OCT on 4 integer columns of
+# 20 values (N = 2000, depth 3-4) and monk1 (depth 4-5), OCT-H on the former (depth 3-4); without a warm start, and
+# through solve_mip with the DP start (Günlük) and with OCT's IPM. The peaks ran from 310 (BinOCT) to 1 870 (OCT,
+# many short rows) bytes per nonzero. The least constants above every peak are 630 per nonzero and 6 100 per row
+# or column (the runs cannot tell rows from columns apart); rounded up below, every measured peak is at most 0.89
+# of the estimate (median 0.51). Building and handing off take 65-80 bytes per nonzero of it; the rest is HiGHS.
+# A long tree search grows beyond the estimate: BinOCT on monk1 at depth 4 (0.22 M nonzeros) went from 190 MB
+# to 640 MB in 10 minutes.
+BYTES_PER_NONZERO = 700
+BYTES_PER_ROW = 7000
+BYTES_PER_COLUMN = 7000
+
+
+def estimated_memory_gib(size: dict) -> float:
+    """GiB a solve of a model of ``size`` (:attr:`Formulation.size`) takes at its peak, by the constants above."""
+    return (size["n_nonzeros"] * BYTES_PER_NONZERO + size["n_constraints"] * BYTES_PER_ROW
+            + size["n_variables"] * BYTES_PER_COLUMN) / 2**30
+
+
+def physical_memory_gib() -> float:
+    """The machine's physical memory in GiB (``os.sysconf``); 8 where the system does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    except (AttributeError, ValueError, OSError):
+        return 8.0
+
+
+#: The default ``memory_limit`` of every MIP formulation: half of physical memory, in GiB (rounded down to 0.1).
+MEMORY_LIMIT = int(physical_memory_gib() * 5) / 10
+
+
 def _no_shortcut(data: Dataset, options) -> None:
     return None
 
@@ -124,6 +162,11 @@ class Formulation:
         ``(data, max_depth, options) -> Tree``: the paper's CART start (``warm_start="cart"``), if it has one.
     stats : callable
         ``(m, options) -> dict``: statistics of the built model for the result (sizes of its sets, ...).
+    size : callable
+        ``(data, max_depth, options) -> dict`` with ``n_constraints``, ``n_variables`` and ``n_nonzeros``: the
+        model's size as handed to HiGHS (what :func:`~odtmip.models.model_statistics` says of the built model),
+        counted from the formulation's data preparation *before* building it; the pipeline's memory guard reads
+        it (:func:`estimated_memory_gib`).
     highs : callable or None
         ``(data, highs_options) -> highs_options``: defaults the formulation needs (e.g. IPM for large N).
     shortcut : callable
@@ -145,6 +188,7 @@ class Formulation:
     to_loss: Callable[..., Callable[[float], float]]
     dp_problem: Callable[..., DPProblem] | None
     stats: Callable[..., dict]
+    size: Callable[..., dict]
     dp_starts: Callable[..., list[DPProblem]] | None = None
     accepts: Callable[..., bool] | None = None
     cart: Callable[..., Tree] | None = None

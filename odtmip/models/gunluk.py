@@ -64,7 +64,7 @@ from odtmip.binarize import BinaryColumn
 from odtmip.data import Dataset
 from odtmip.exceptions import DataError, OptionError
 from odtmip.models._highs import HighsOptions, paused_gc
-from odtmip.models.formulation import DPProblem, Formulation, merge_options
+from odtmip.models.formulation import MEMORY_LIMIT, DPProblem, Formulation, merge_options
 from odtmip.models.rows import LinearRows, linear_sum, var_members
 from odtmip.models.topology import Topology
 from odtmip.options import Boolean, Instance, Interval, Option, mip_options
@@ -294,6 +294,52 @@ def build_model(data: Dataset, options: GunlukOptions = GunlukOptions()) -> pyo.
     return m
 
 
+def model_size(data: Dataset, options: GunlukOptions = GunlukOptions()) -> dict:  # noqa: B008
+    """``n_constraints``, ``n_variables`` and ``n_nonzeros`` of :func:`build_model`'s model as handed to HiGHS
+    (what :func:`~odtmip.models.model_statistics` says: fixed and unused variables dropped), counted from
+    :func:`prepare` and the topology without building the model."""
+    gd = prepare(data, options)
+    topo = Topology.parse(options.topology)
+    G, J, K, anchors = len(gd.groups), len(gd.columns), len(topo.nodes), len(topo.anchor_nodes())
+    n_pos = int(gd.positive.sum())
+    even = np.asarray(topo.leaves) % 2 == 0
+    # the samples by the leaves they have a c at: all, or with (14) a positive's even and a negative's odd ones
+    kinds = [(n_pos, even), (gd.n_samples - n_pos, ~even)] if options.delete_variables else \
+        [(gd.n_samples, np.ones(len(even), dtype=bool))]
+    cols = G * K + J * K + sum(n * int(has.sum()) for n, has in kinds)  # v, z, c
+    rows = K + J * K  # (1): the G v's of a node; (2): z[j,k] <= v[g(j),k]
+    nnz = G * K + 2 * J * K
+    if options.anchors:  # (13): z[first column of g, k] = v[g,k] at the anchor nodes
+        rows, nnz = rows + G * anchors, nnz + 2 * G * anchors
+    at = {b: p for p, b in enumerate(topo.leaves)}
+    below = {k: ([], []) for k in topo.nodes}  # the leaves below the left / right branch of k
+    for b, path in topo.paths.items():
+        for side in (0, 1):
+            for k in path[side]:
+                below[k][side].append(at[b])
+    for n, has in kinds:  # a routing row: its c's and the G z's of L(i, k); none without a c
+        if options.strengthen:  # (11), (12): per sample, node and branch, the c's of the leaves below it
+            c_terms = [int(has[leaves].sum()) for pair in below.values() for leaves in pair]
+        else:  # (5), (6): per sample, leaf and turn of the leaf's path, its c
+            c_terms = [1 for b, path in topo.paths.items() if has[at[b]] for side in (0, 1) for _ in path[side]]
+        rows += n * sum(t > 0 for t in c_terms)
+        nnz += n * sum(t + G for t in c_terms if t)
+    if not options.delete_variables:  # (7): a sample's |B| c's
+        rows, nnz = rows + gd.n_samples, nnz + gd.n_samples * len(even)
+    if options.constrained:  # (15) corrected: the c's of the negatives at odd leaves (mirrored: positives, even)
+        terms = (gd.n_samples - n_pos) * int((~even).sum()) if options.min_specificity is not None else \
+            n_pos * int(even.sum())
+        rows, nnz = rows + bool(terms), nnz + terms
+    free_w = K - (anchors if options.order_symmetry else 0)  # order_symmetry fixes w = 1 at anchor nodes: no column
+    for group in gd.groups:
+        n_cols = len(group.columns)
+        if group.kind == "ordinal" and n_cols > 1:  # §4.4 order_down, order_up: per step and node z, z and a free w
+            rows, nnz, cols = rows + 2 * (n_cols - 1) * K, nnz + 2 * (n_cols - 1) * (2 * K + free_w), cols + free_w
+        if options.max_card is not None and group.kind == "categorical" and n_cols > options.max_card:
+            rows, nnz, cols = rows + 2 * K, nnz + 2 * (n_cols * K + free_w), cols + free_w  # §4.5: the z's, a free w
+    return {"n_constraints": int(rows), "n_variables": int(cols), "n_nonzeros": int(nnz)}
+
+
 def relaxation_applies(options: GunlukOptions, gd: GunlukData) -> bool:
     """Proposition 3 holds for (8) (+ (13)) only: not with w-constraints, max.card or a target (15)."""
     has_order = any(g.kind == "ordinal" for g in gd.groups)
@@ -371,22 +417,27 @@ def _add_routing(m, gd: GunlukData, topo: Topology, options: GunlukOptions) -> N
 
     def routing_rows(index, templates, sign: int, rhs: float, doc: str):
         """Rows  sum_{b in S} c[i, b] + sign * L(i, k) <= rhs  for every sample i and template (key, k, S),
-        skipping rows without a c; keyed (i, *key), sample by sample."""
-        width = max(len(leaves) for _, _, leaves in templates)
-        # terms[i, t]: the columns of row (i, t), its c's first (-1 where (14) deleted one), then its z's
-        terms = np.full((gd.n_samples, len(templates), width + z_col.shape[1]), -1, dtype=np.int32)
-        for t, (_, k, leaves) in enumerate(templates):
-            terms[:, t, : len(leaves)] = m.pair_of[:, [leaf_at[b] for b in leaves]]
-            terms[:, t, width:] = z_col + node_at[k]
-        has_row = (terms[:, :, :width] >= 0).any(axis=2)
+        skipping rows without a c; keyed (i, *key), sample by sample. The terms are written template by template
+        into their places, without padding (the templates of a deep topology differ in length by powers of two)."""
+        n_z = z_col.shape[1]
+        c_of = [m.pair_of[:, [leaf_at[b] for b in leaves]] for _, _, leaves in templates]  # -1: deleted by (14)
+        n_c = np.column_stack([(c >= 0).sum(axis=1) for c in c_of])  # n_c[i, t]: the c's of row (i, t)
+        has_row = n_c > 0
         samples, template = np.nonzero(has_row)  # the rows, sample by sample
-        terms = terms[has_row]
-        is_term = terms >= 0
-        coefs = np.broadcast_to(np.r_[np.ones(width), np.full(z_col.shape[1], float(sign))], terms.shape)
+        length = np.where(has_row, n_c + n_z, 0)
+        start = np.cumsum(length).reshape(length.shape) - length  # the first term of row (i, t): its c's, its z's
+        cols = np.empty(int(length.sum()), dtype=np.int32)
+        coefs = np.full(len(cols), float(sign))
+        for t, (c, (_, k, _)) in enumerate(zip(c_of, templates, strict=True)):
+            is_c = c >= 0
+            at = (start[:, t, None] + np.cumsum(is_c, axis=1) - 1)[is_c]
+            cols[at], coefs[at] = c[is_c], 1.0
+            row = has_row[:, t]
+            cols[(start[row, t] + n_c[row, t])[:, None] + np.arange(n_z)] = z_col[row] + node_at[k]
         key_parts = zip(*(key for key, _, _ in templates), strict=True)
         keys = (samples, *(np.asarray(part)[template] for part in key_parts))
-        return LinearRows(index, keys=keys, variables=variables, rows=np.repeat(np.arange(len(terms)),
-                          is_term.sum(axis=1)), cols=terms[is_term], coefs=coefs[is_term], upper=rhs, doc=doc)
+        return LinearRows(index, keys=keys, variables=variables, cols=cols, coefs=coefs, upper=rhs, doc=doc,
+                          rows=np.repeat(np.arange(len(samples)), length[has_row]))
 
     if options.strengthen:
         below = {k: ([], []) for k in topo.nodes}  # leaves below the left / right branch of k
@@ -707,7 +758,7 @@ def make_options(max_depth: int | None = None, options: GunlukOptions | None = N
 def solve_gunluk(data: Dataset, max_depth: int | None = None, time_limit: float | None = None,
                  warm_start: str | Tree | None = "dp", options: GunlukOptions | None = None,
                  highs: HighsOptions | None = None, lp_bound: bool = False, feed_dp: bool = False,
-                 **option_values) -> SolveResult:
+                 memory_limit: float | None = MEMORY_LIMIT, **option_values) -> SolveResult:
     """Fit the [GKLMS] model to ``data`` and return a verified result (objective = odtmip's loss, see module).
 
     The solve itself is :func:`odtmip.pipeline.solve_mip` (time budget, warm start, LP bound, verification).
@@ -730,11 +781,16 @@ def solve_gunluk(data: Dataset, max_depth: int | None = None, time_limit: float 
         Also solve the LP relaxation and report it in ``stats["lp_relaxation"]``.
     feed_dp : bool
         Hand HiGHS the other DP start trees during the search as well.
+    memory_limit : float or None
+        GiB the solve may take, estimated from the model's size before it is built (:func:`model_size`); a larger
+        model is refused (:class:`~odtmip.exceptions.ResourceError`). Default: half of physical memory; None: no
+        guard.
     """
     from odtmip.pipeline import solve_mip  # one floor up: it brings the DP to the model
 
     return solve_mip("gunluk", data, max_depth, time_limit=time_limit, warm_start=warm_start, options=options,
-                     highs=highs, lp_bound=lp_bound, feed_dp=feed_dp, **option_values)
+                     highs=highs, lp_bound=lp_bound, feed_dp=feed_dp,
+                     memory_limit=memory_limit, **option_values)
 
 
 def _dp_data(data: Dataset, options: GunlukOptions) -> tuple[Dataset, int, int, bool]:
@@ -878,4 +934,5 @@ FORMULATION = Formulation(
     dp_starts=lambda data, max_depth, options: dp_starts(data, options),
     accepts=meets_target,
     stats=_stats,
+    size=lambda data, max_depth, options: model_size(data, options),
 )

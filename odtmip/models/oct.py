@@ -115,7 +115,7 @@ from odtmip.binarize import BinaryColumn, raw_columns
 from odtmip.data import Dataset
 from odtmip.exceptions import DataError, OptionError
 from odtmip.models._highs import HighsOptions
-from odtmip.models.formulation import DPProblem, Formulation, merge_options
+from odtmip.models.formulation import MEMORY_LIMIT, DPProblem, Formulation, merge_options
 from odtmip.models.rows import LinearRows, linear_sum, var_members
 from odtmip.options import MIN_LEAF, REQUIRED, Boolean, Choices, Interval, Option, mip_options
 from odtmip.results import SolveResult
@@ -362,6 +362,36 @@ def build_model(data: Dataset, max_depth: int, options: OCTOptions = OCTOptions(
     _add_leaf_errors(m, od)  # L with (20)-(22)
     _add_objective(m, od, options)
     return m
+
+
+def model_size(data: Dataset, max_depth: int, options: OCTOptions = OCTOptions()) -> dict:  # noqa: B008
+    """``n_constraints``, ``n_variables`` and ``n_nonzeros`` of :func:`build_model`'s model as handed to HiGHS
+    (what :func:`~odtmip.models.model_statistics` says: zero terms dropped), counted from :func:`prepare` without
+    building the model."""
+    od = prepare(data, options)
+    D = _check_depth(max_depth)
+    N, p, K, TB, TL = od.n_samples, len(od.features), od.n_classes, 2**D - 1, 2**D
+    turns = D * 2 ** (D - 1) if D else 0  # (leaf t, ancestor m in A_L(t)) pairs; as many with m in A_R(t)
+    x_terms = int(np.count_nonzero(od.X))  # the a-terms x_ij a_jm of N routing rows (zero coordinates drop out)
+    if options.hyperplanes:
+        cols = 3 * p * TB + 2 * TB  # a, a_hat, s; b, d
+        rows = 5 * p * TB + 4 * TB  # a_hat >= a, a_hat >= -a, a <= s, -s <= a, s <= d; the next four per node:
+        nnz = 10 * p * TB + 2 * (p + 1) * TB + 2 * 2 * TB  # l1_norm_if_split, some_feature_if_split, +-b <= d
+        left = x_terms + 2 * N  # left_branch_margin: a_m . x_i, b_m, z_it
+    else:
+        cols = p * TB + 2 * TB  # a; b, d
+        rows = 2 * TB  # (2): the p a's and d; (3): b, d
+        nnz = (p + 1) * TB + 2 * TB
+        left = N * (p + 2)  # (13): a_m . (x_i + eps) with eps > 0, b_m, z_it
+    cols += N * TL + TL + K * TL + TL  # z, l, c, L
+    rows += max(TB - 1, 0) + turns  # (5): d_t, d_parent; the d = 0 fix: l_t, d_m
+    nnz += 2 * max(TB - 1, 0) + 2 * turns
+    rows, nnz = rows + 2 * N * turns, nnz + turns * (left + x_terms + 2 * N)  # (13) (left margin); (14) (right)
+    rows, nnz = rows + N + N * TL, nnz + N * TL + 2 * N * TL  # (8): a point's z's; (6): z_it, l_t
+    rows, nnz = rows + 2 * TL, nnz + TL * (N + 1) + TL * (K + 1)  # (7): N z's and l_t; (18): K c's and l_t
+    for k in range(K):  # (20), (21): L_t, c_kt and N_t - N_kt, the z's of other classes' points of nonzero weight
+        rows, nnz = rows + 2 * TL, nnz + 2 * TL * (int(np.count_nonzero(od.weights[od.y != k])) + 2)
+    return {"n_constraints": int(rows), "n_variables": int(cols), "n_nonzeros": int(nnz)}
 
 
 def _add_index_sets(m, od: OCTData, heap: Heap) -> None:
@@ -923,7 +953,7 @@ def dp_equivalent(data: Dataset, options: OCTOptions = OCTOptions()) -> tuple[Da
 # ------------------------------------------------------------------------------------------- solve
 def solve_oct(data: Dataset, max_depth: int, time_limit: float | None = None, warm_start: str | Tree | None = "dp",
               options: OCTOptions | None = None, highs: HighsOptions | None = None, lp_bound: bool = False,
-              feed_dp: bool = False, **option_values) -> SolveResult:
+              feed_dp: bool = False, memory_limit: float | None = MEMORY_LIMIT, **option_values) -> SolveResult:
     """Fit OCT (or OCT-H with ``hyperplanes=True``) to ``data`` and return a verified result.
 
     The objective is (24): (weighted errors) / L_hat + alpha x (splits, or OCT-H features used), recomputed by
@@ -950,6 +980,10 @@ def solve_oct(data: Dataset, max_depth: int, time_limit: float | None = None, wa
         Also solve the LP relaxation and report it in ``stats["lp_relaxation"]``.
     feed_dp : bool
         Hand HiGHS the other DP start trees during the search as well.
+    memory_limit : float or None
+        GiB the solve may take, estimated from the model's size before it is built (:func:`model_size`); a larger
+        model is refused (:class:`~odtmip.exceptions.ResourceError`). Default: half of physical memory; None: no
+        guard.
 
     Examples
     --------
@@ -964,18 +998,20 @@ def solve_oct(data: Dataset, max_depth: int, time_limit: float | None = None, wa
 
     name = make_options(options, **option_values).solver_name
     return solve_mip(name, data, max_depth, time_limit=time_limit, warm_start=warm_start, options=options,
-                     highs=highs, lp_bound=lp_bound, feed_dp=feed_dp, **option_values)
+                     highs=highs, lp_bound=lp_bound, feed_dp=feed_dp,
+                     memory_limit=memory_limit, **option_values)
 
 
 def solve_oct_h(data: Dataset, max_depth: int, time_limit: float | None = None,
                 warm_start: str | Tree | None = "dp", options: OCTOptions | None = None,
                 highs: HighsOptions | None = None, lp_bound: bool = False, feed_dp: bool = False,
-                **option_values) -> SolveResult:
+                memory_limit: float | None = MEMORY_LIMIT, **option_values) -> SolveResult:
     """:func:`solve_oct` with ``hyperplanes=True`` (OCT-H, [BD17] §4); the solver registry's ``oct-h``."""
     from odtmip.pipeline import solve_mip  # one floor up: it brings the DP to the model
 
     return solve_mip("oct-h", data, max_depth, time_limit=time_limit, warm_start=warm_start, options=options,
-                     highs=highs, lp_bound=lp_bound, feed_dp=feed_dp, **option_values)
+                     highs=highs, lp_bound=lp_bound, feed_dp=feed_dp,
+                     memory_limit=memory_limit, **option_values)
 
 
 # ------------------------------------------------------------------------------------------- registry
@@ -1062,6 +1098,7 @@ _SHARED = dict(
     highs=_highs,
     shortcut=_shortcut,
     stats=_stats,
+    size=model_size,
 )
 FORMULATION = Formulation(
     name="oct",

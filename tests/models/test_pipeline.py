@@ -1,6 +1,7 @@
 """The one solve pipeline (odtmip.pipeline): registry, warm starts, the DP solved once, the time budget."""
 
 import time
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -9,9 +10,10 @@ import pytest
 import odtmip
 from odtmip import Dataset, Status
 from odtmip.check import check
-from odtmip.exceptions import OptionError
+from odtmip.datasets import load
+from odtmip.exceptions import OdtmipError, OptionError, ResourceError
 from odtmip.models import FORMULATIONS
-from odtmip.models.formulation import DPProblem
+from odtmip.models.formulation import MEMORY_LIMIT, DPProblem, estimated_memory_gib
 from odtmip.pipeline import WARM_START_SHARE, Budget, solve_mip
 from odtmip.tree import Split, branch, leaf
 
@@ -101,3 +103,53 @@ def test_the_time_limit_covers_the_whole_call():
     assert result.seconds <= 3.0 * 1.1 + 1.0
     assert result.stats["warm_start_seconds"] <= WARM_START_SHARE * 3.0 + 0.5
     assert result.bound <= result.objective
+
+
+def _never_built(*args):
+    raise AssertionError("the model was built")
+
+
+def _unbuildable(monkeypatch, name):
+    """Make building ``name``'s model fail, so that a refusal is seen to come before the build."""
+    monkeypatch.setitem(FORMULATIONS, name, replace(FORMULATIONS[name], build=_never_built))
+
+
+def _estimate(name, data, depth):
+    f = FORMULATIONS[name]
+    size = f.size(data, depth, f.make_options(depth, None, dict(f.fixed)))
+    return size, estimated_memory_gib(size)
+
+
+def test_a_model_over_the_memory_limit_is_refused_before_it_is_built(monkeypatch):
+    data = small_data()
+    size, gib = _estimate("gunluk", data, 2)
+    _unbuildable(monkeypatch, "gunluk")
+    with pytest.raises(ResourceError) as err:
+        odtmip.solve(data, "gunluk", max_depth=2, memory_limit=1e-6)
+    message = str(err.value)
+    assert isinstance(err.value, OdtmipError) and isinstance(err.value, MemoryError) and "\n" not in message
+    assert f"about {gib:.1f} GiB ({size['n_constraints']:,} rows" in message
+    assert f"{size['n_nonzeros']:,} nonzeros), more than memory_limit = 1e-06 GiB" in message
+    assert "smaller depth" in message and "raise memory_limit" in message
+
+
+def test_the_estimate_is_in_the_stats_and_none_turns_the_guard_off(monkeypatch):
+    data = small_data()
+    result = solve_mip("binoct", data, 1)
+    assert result.stats["estimated_memory_gib"] == pytest.approx(_estimate("binoct", data, 1)[1])
+    monkeypatch.setattr("odtmip.models.formulation.BYTES_PER_NONZERO", 2**50)  # too large for any limit
+    with pytest.raises(ResourceError, match=f"more than memory_limit = {MEMORY_LIMIT:g} GiB"):
+        solve_mip("binoct", data, 1)
+    assert solve_mip("binoct", data, 1, memory_limit=None).status is Status.OPTIMAL
+
+
+@pytest.mark.parametrize("name, depth", [("binoct", 12), ("oct", 10)])
+def test_monk1_at_a_large_depth_is_refused_with_the_default_limit(monkeypatch, name, depth):
+    # issue #11: binoct at depth 12 peaked at 15 GB on a 24 GB machine, OCT at depth 10 passed 6 GB in seconds
+    data = Dataset(*load("monk1"))
+    size, gib = _estimate(name, data, depth)
+    if gib <= MEMORY_LIMIT:
+        pytest.skip(f"{name} depth {depth} fits this machine's default limit: {gib:.1f} <= {MEMORY_LIMIT} GiB")
+    _unbuildable(monkeypatch, name)
+    with pytest.raises(ResourceError, match=rf"more than memory_limit = {MEMORY_LIMIT:g} GiB"):
+        odtmip.solve(data, name, max_depth=depth)

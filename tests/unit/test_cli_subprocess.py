@@ -5,6 +5,7 @@ In-process tests (test_cli.py) cannot see what a solver library prints to the pr
 """
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -141,20 +142,23 @@ def runs(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
     argvs = {name: [*argv, "--depth", "1"] for name, (argv, _) in _ERRORS.items()}
     argvs |= {name: [*argv, "--depth", "1", "--json"] for name, (argv, _, _) in _FITS.items()}
     argvs |= {"version": ["--version"], "closed-pipe": ["fit", "label.csv", "--depth", "1", "--json"]}
-    procs = {name: subprocess.Popen([*ODTMIP, *argv], cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    text=True) for name, argv in argvs.items()}
-    procs["closed-pipe"].stdout.close()  # the reader is gone before the first byte is written
     pipeline = " ".join([*ODTMIP, "fit", "label.csv", "--depth", "1", "--json"]) + " | head -c 10"
-    procs["head"] = subprocess.Popen(pipeline, shell=True, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True)
+    commands = {name: [*ODTMIP, *argv] for name, argv in argvs.items()} | {"head": pipeline}
+    names = list(commands)
+    width = max(2, os.cpu_count() or 2)  # as many at a time as there are cores: more only queue for them
     done = {}
-    for name, proc in procs.items():
-        if name == "closed-pipe":
-            out, err = "", proc.stderr.read()
-            proc.wait(timeout=120)
-        else:
-            out, err = proc.communicate(timeout=120)
-        done[name] = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    for at in range(0, len(names), width):
+        procs = {name: subprocess.Popen(commands[name], shell=name == "head", cwd=folder, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True) for name in names[at : at + width]}
+        if "closed-pipe" in procs:
+            procs["closed-pipe"].stdout.close()  # the reader is gone before the first byte is written
+        for name, proc in procs.items():
+            if name == "closed-pipe":
+                out, err = "", proc.stderr.read()
+                proc.wait(timeout=120)
+            else:
+                out, err = proc.communicate(timeout=120)
+            done[name] = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
     return done
 
 

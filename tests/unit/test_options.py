@@ -158,6 +158,7 @@ def test_the_dp_depth_cap_is_the_solvers():
     ("oct", {"max_depth": 1, "min_leaf": 0}), ("oct", {"max_depth": 1, "mu": 1.0}),
     ("oct", {"max_depth": 1, "epsilon_floor": 0}), ("oct", {"max_depth": 1, "complexity": "x"}),
     ("oct", {"max_depth": 1, "scaling": "x"}), ("oct-h", {"max_depth": 1, "scaling": "rank"}),
+    ("binoct", {"max_depth": 1, "memory_limit": 0}),
 ])
 def test_what_the_declaration_refuses_the_solver_refuses_too(tiny, solver, given):
     with pytest.raises(OptionError):
