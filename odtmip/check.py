@@ -16,7 +16,7 @@ from odtmip.exceptions import OptionError
 from odtmip.models import FORMULATIONS
 from odtmip.models.formulation import DPProblem
 from odtmip.options import validate
-from odtmip.pipeline import solve_mip
+from odtmip.pipeline import refuse_missing_numbers, solve_mip
 from odtmip.results import SolveResult
 
 #: The formulations that state a DP equivalent.
@@ -93,6 +93,7 @@ def check(data: Dataset, model: str = "gunluk", max_depth: int | None = None, ti
     each solve) and ``options`` are checked as ``odtmip.solve`` checks them. The DP problem is solved once: its
     trees are also the MIP's warm start (unless ``warm_start`` says otherwise).
     """
+    refuse_missing_numbers(_checkable(model), data)
     problem = dp_problem(data, model, max_depth, **options)
     given = validate(model, **({} if max_depth is None else {"max_depth": max_depth}),
                      **({} if time_limit is None else {"time_limit": time_limit}), **options)

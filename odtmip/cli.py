@@ -19,7 +19,7 @@ from odtmip import __version__, datasets, metrics
 from odtmip.check import MODELS, check
 from odtmip.compare import add_compare_command, run_compare
 from odtmip.data import Dataset
-from odtmip.exceptions import DataError, OdtmipError
+from odtmip.exceptions import OdtmipError
 from odtmip.models import FORMULATIONS, HighsOptions
 from odtmip.options import OPTIONS, Boolean, Choices, Interval, Option, validate
 from odtmip.results import SolveResult
@@ -29,11 +29,6 @@ log = logging.getLogger("odtmip")
 
 #: Exit code after a closed stdout: 128 + SIGPIPE, what a shell reports for ``yes | head``.
 _BROKEN_PIPE = 141
-
-#: MIP solvers that read numeric columns as numbers rather than through the binary encoding: they cannot route
-#: a missing value the way the encoding does (odtmip.tree), so data with missing numbers is refused for them.
-_READS_NUMBERS = ("binoct", "oct", "oct-h")
-
 
 #: The names of all solver options (odtmip.options); the command line passes on those the user gave.
 _ALL_OPTIONS = frozenset(opt.name for declared in OPTIONS.values() for opt in declared)
@@ -208,13 +203,6 @@ def load_dataset(args) -> Dataset:
                    force_classification=args.classification, allow_many_levels=args.allow_many_levels)
 
 
-def _refuse_missing_numbers(data: Dataset, solver: str) -> None:
-    if solver in _READS_NUMBERS and data.missing_numeric:
-        name = data.missing_numeric[0]
-        raise DataError(f"{solver} reads numeric columns as numbers and cannot route missing values (column "
-                        f"{name!r} has some); use dp or gunluk, or drop the column (--drop {name})")
-
-
 def result_record(result: SolveResult, data: Dataset) -> dict:
     """The JSON form of a result: status, objective, bound, gap, recomputed errors, sizes, tree."""
     tree = result.tree
@@ -256,7 +244,6 @@ def _cmd_fit(args) -> int:
     options = _solver_options(args, args.solver)
     data = load_dataset(args)
     log.info("data: %s", data.describe())
-    _refuse_missing_numbers(data, args.solver)
     result = solve(data, args.solver, **options)
     record = result_record(result, data)
     if args.json:
@@ -276,7 +263,6 @@ def _cmd_fit(args) -> int:
 def _cmd_check(args) -> int:
     options = _solver_options(args, args.model)
     data = load_dataset(args)
-    _refuse_missing_numbers(data, args.model)
     report = check(data, args.model, **options)
     if args.json:
         units = report.problem.in_model_units

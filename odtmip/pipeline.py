@@ -33,7 +33,7 @@ from dataclasses import replace
 from numbers import Real
 
 from odtmip.data import Dataset
-from odtmip.exceptions import OptionError, ResourceError, VerificationError
+from odtmip.exceptions import DataError, OptionError, ResourceError, VerificationError
 from odtmip.models import FORMULATIONS, _highs
 from odtmip.models._highs import HighsOptions
 from odtmip.models.formulation import MEMORY_LIMIT, DPProblem, Formulation, estimated_memory_gib
@@ -74,6 +74,15 @@ def formulation(name: str) -> Formulation:
     if f is None:
         raise OptionError(f"unknown MIP formulation {name!r}; available: {', '.join(FORMULATIONS)}")
     return f
+
+
+def refuse_missing_numbers(f: Formulation, data: Dataset) -> None:
+    """A DataError when ``f`` reads numbers (:attr:`Formulation.reads_numbers`) and a numeric column has missing
+    values."""
+    if f.reads_numbers and data.missing_numeric:
+        name = data.missing_numeric[0]
+        raise DataError(f"{f.name} reads numeric columns as numbers and cannot route missing values (column "
+                        f"{name!r} has some); use dp or gunluk, or drop the column (--drop {name})")
 
 
 def dp_solutions(problems: Sequence[DPProblem], budget: Budget) -> list[tuple[DPProblem, int, SolveResult]]:
@@ -121,6 +130,7 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
         The DP solutions of the formulation's warm-start problems, when the caller has them already.
     """
     f = formulation(name)
+    refuse_missing_numbers(f, data)
     opts = f.make_options(max_depth, options, {**option_values, **f.fixed})
     highs = highs or HighsOptions()
     if f.highs is not None:

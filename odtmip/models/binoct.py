@@ -924,6 +924,7 @@ FORMULATION = Formulation(
     loss=loss,
     to_loss=lambda m: lambda value: value,  # the model's objective is the loss
     dp_problem=_dp_problem,
+    reads_numbers=True,
     stats=_stats,
     size=model_size,
 )

@@ -174,6 +174,9 @@ class Formulation:
         undefined on the data (OCT's L_hat = 0).
     fixed : dict
         Options this entry always sets (``oct-h`` is OCT with ``hyperplanes=True``).
+    reads_numbers : bool
+        The model reads numeric columns as numbers, not through the binary encoding, so it cannot route a missing
+        value the way the encoding does (:mod:`odtmip.tree`): data with missing numbers is refused.
     """
 
     name: str
@@ -195,6 +198,7 @@ class Formulation:
     highs: Callable[..., Any] | None = None
     shortcut: Callable[..., Any] = _no_shortcut
     fixed: dict = field(default_factory=dict)
+    reads_numbers: bool = False
 
     @property
     def warm_starts(self) -> tuple[str, ...]:

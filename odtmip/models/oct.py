@@ -1099,6 +1099,7 @@ _SHARED = dict(
     shortcut=_shortcut,
     stats=_stats,
     size=model_size,
+    reads_numbers=True,  # raw values and scaled ranks, not the binary encoding
 )
 FORMULATION = Formulation(
     name="oct",

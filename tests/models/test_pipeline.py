@@ -153,3 +153,13 @@ def test_monk1_at_a_large_depth_is_refused_with_the_default_limit(monkeypatch, n
     _unbuildable(monkeypatch, name)
     with pytest.raises(ResourceError, match=rf"more than memory_limit = {MEMORY_LIMIT:g} GiB"):
         odtmip.solve(data, name, max_depth=depth)
+
+
+@pytest.mark.parametrize("name", ["binoct", "oct", "oct-h"])
+def test_models_that_read_numbers_refuse_missing_values(name):
+    from odtmip.exceptions import DataError
+
+    X = np.array([[1.0], [np.nan], [3.0], [4.0], [2.0], [5.0]])
+    data = Dataset(X, [0, 1, 0, 1, 1, 0])
+    with pytest.raises(DataError, match=f"{name} reads numeric columns as numbers.*column 'x0' has some"):
+        solve_mip(name, data, 1)
