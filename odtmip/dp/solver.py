@@ -88,15 +88,29 @@ from __future__ import annotations
 import logging
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
 from odtmip.data import Dataset
 from odtmip.dp._kernels import _cache as kc
 from odtmip.dp._kernels import _common as kcommon
-from odtmip.dp._kernels._common import effective_budget
-from odtmip.dp._kernels._search import NO_BOUND_NODES, optimal_entry, root_bound, solve_node
+from odtmip.dp._kernels._common import Data, Params, effective_budget
+from odtmip.dp._kernels._depth2 import new_scratch
+from odtmip.dp._kernels._search import (
+    INC_COST,
+    INC_FEATURE,
+    INC_LEFT,
+    INC_RIGHT,
+    NO_BOUND_NODES,
+    Search,
+    grow_archive,
+    new_incumbent,
+    new_levels,
+    optimal_entry,
+    root_bound,
+    solve_node,
+)
 from odtmip.exceptions import OptionError, VerificationError
 from odtmip.results import SolveResult, Status
 from odtmip.tree import Tree, branch, is_close, leaf
@@ -190,6 +204,10 @@ class DPOptions:
             raise OptionError(f"counting must be one of {COUNTING}, got {self.counting!r}")
         if self.cache not in CACHE_KINDS:
             raise OptionError(f"cache must be one of {CACHE_KINDS}, got {self.cache!r}")
+
+
+#: The switches of :class:`DPOptions` that the kernels read under the same name in their parameters.
+_KERNEL_SWITCHES = tuple(f.name for f in fields(DPOptions) if f.name in Params._fields)
 
 
 # --------------------------------------------------------------------------------------------- checks
@@ -404,7 +422,7 @@ class DPSolver:
         if counting == "bitset" and not unit:
             raise OptionError("counting='bitset' needs unit sample weights; use 'frequency' or 'auto'")
         self._unit = unit
-        self._counting = 0 if (counting == "bitset" or (counting == "auto" and unit)) else 1
+        self._bitset = counting == "bitset" or (counting == "auto" and unit)
         self._enc = encode_columns(dataset.Xb, self.options.merge_features)
         self._build_arrays()
 
@@ -426,35 +444,14 @@ class DPSolver:
         np.cumsum(np.bincount(rows, minlength=n), out=rptr[1:])
         minority = (equivalent_minority(enc.X, y, wts, K) if self.options.equivalent_points
                     else np.zeros(n, dtype=bool))
-        zbits = pack_columns(minority[:, None].astype(np.uint8))[0]
-        self._data = (fbits, cbits, wts, y, rptr, np.ascontiguousarray(cols, dtype=np.int64), zbits)
+        self._data = Data(feature_bits=fbits, class_bits=cbits, weights=wts, labels=y, row_start=rptr,
+                          row_features=np.ascontiguousarray(cols, dtype=np.int64),
+                          minority_bits=pack_columns(minority[:, None].astype(np.uint8))[0])
         self._W = W
         self._key_words = max(1, (2 * p + 63) // 64) if self.options.cache == "branch" else W
         self._cache = kc.new_tables(self._key_words)
-        C = K + 1
-        pf = p if self._counting == 1 else 1
-        self._d2 = (
-            np.zeros(n, dtype=np.int64),
-            np.zeros((p, W), dtype=np.uint64),
-            np.zeros((K, W), dtype=np.uint64),
-            np.zeros((max(K - 1, 1), p, W), dtype=np.uint64),
-            np.zeros(p, dtype=np.int64),
-            np.zeros((p, C)),
-            np.zeros(p),
-            np.zeros(p),
-            np.zeros(p),
-            np.zeros(p, dtype=np.int64),
-            np.zeros(p),
-            np.zeros(p, dtype=np.int64),
-            np.zeros((2, pf, pf, C)),
-            np.zeros((2, W), dtype=np.uint64),
-            np.zeros(2, dtype=np.int64),
-            np.zeros((4, C)),
-            np.zeros(C),
-            np.zeros(3),
-            np.zeros((3, 4), dtype=np.int64),
-        )
-        self._arch: tuple | None = None
+        self._scratch = new_scratch(n, p, W, K, frequency=not self._bitset)
+        self._archive = None
         self._root = np.zeros(W, dtype=np.uint64)
         full = np.ones(n, dtype=np.uint8)[:, None]
         self._root[:] = pack_columns(full)[0]
@@ -463,48 +460,31 @@ class DPSolver:
         self._root_counts[K] = n
         self._root_counts[K + kcommon.CNT_EQUIV] = float(wts[minority].sum())
         self._tol = tie_tolerance(wts, self.penalty, K)
-        self._ipar = np.zeros(kcommon.N_IPAR, dtype=np.int64)
         o = self.options
-        self._ipar[kcommon.P_K] = K
-        self._ipar[kcommon.P_MINROWS] = self.min_leaf
-        self._ipar[kcommon.P_COST] = kcommon.COST_ERRORS
-        self._ipar[kcommon.P_UNIT] = int(self._unit)
-        self._ipar[kcommon.P_SIMILARITY] = int(o.similarity and self.min_leaf == 1)
-        self._ipar[kcommon.P_DEPTH2] = int(o.depth_two)
-        self._ipar[kcommon.P_COUNTING] = self._counting
-        self._ipar[kcommon.P_INCREMENTAL] = int(o.incremental)
-        self._ipar[kcommon.P_CACHE] = int(o.cache is not None)
-        self._ipar[kcommon.P_BRANCH_KEYS] = int(o.cache == "branch")
-        self._ipar[kcommon.P_UB] = int(o.upper_bound)
-        self._ipar[kcommon.P_RLB] = int(o.refined_lb)
-        self._ipar[kcommon.P_DEGENERATE] = int(o.skip_degenerate)
-        self._ipar[kcommon.P_DYNAMIC_ORDER] = int(o.dynamic_order)
-        self._ipar[kcommon.P_LEAF_BOUND] = int(o.leaf_bound)
-        self._ipar[kcommon.P_SUPPORT] = int(o.leaf_support)
-        self._ipar[kcommon.P_INC_ACC] = int(o.incremental_accuracy)
-        self._ipar[kcommon.P_LEAF_ACC] = int(o.leaf_accuracy)
+        switches = {name: bool(getattr(o, name)) for name in _KERNEL_SWITCHES}  # bool: one compiled signature
+        switches["similarity"] &= self.min_leaf == 1  # [MurTree] §4.5: only valid for min_leaf = 1
+        self._params = Params(
+            n_classes=int(K), min_rows=self.min_leaf, cost=kcommon.COST_ERRORS, unit=self._unit, bitset=self._bitset,
+            use_cache=o.cache is not None, branch_keys=o.cache == "branch", penalty=float(self.penalty),
+            tol=float(self._tol), deadline=math.inf,
+            # [OSDT] Theorem 3.5: a leaf of an optimal tree classifies more than the penalty correctly (-1: no test)
+            min_correct=float(self.penalty) if o.leaf_accuracy and self.penalty > 0 else -1.0, **switches,
+        )
 
     @property
     def equivalent_points_weight(self) -> float:
         """Weight of the rows no tree classifies correctly ([OSDT] Theorem B.2; 0 when that bound is off)."""
         return float(self._root_counts[self._K + kcommon.CNT_EQUIV])
 
-    def _levels(self, depth: int) -> tuple:
-        L = depth + 2
-        C = self._K + 1 + kcommon.CNT_EQUIV
-        if self._arch is None or self._arch[0].shape[0] < depth + 1:
-            arch = (np.zeros((depth + 1, 2, self._W), dtype=np.uint64), np.zeros((depth + 1, 2), dtype=np.int64),
-                    np.zeros(depth + 1, dtype=np.int64))
-            if self._arch is not None:  # keep what is archived for smaller depths
-                old = self._arch[0].shape[0]
-                for a, b in zip(arch, self._arch, strict=True):
-                    a[:old] = b
-            self._arch = arch
-        lv = (np.zeros((L, 2, self._W), dtype=np.uint64), np.zeros((L, 2, self._key_words), dtype=np.uint64),
-              np.zeros((L, 2, C)))
-        lv[0][0, 0] = self._root
-        lv[2][0, 0] = self._root_counts
-        return lv
+    def _new_search(self, depth: int, prm: Params) -> Search:
+        """The search state for a root of depth budget ``depth``: the archive grows to it and keeps what it holds."""
+        self._archive = grow_archive(self._archive, depth, self._W)
+        levels = new_levels(depth, self._W, self._key_words, self._K + 1 + kcommon.CNT_EQUIV)
+        levels.bits[0, 0] = self._root
+        levels.counts[0, 0] = self._root_counts
+        return Search(data=self._data, cache=self._cache, archive=self._archive, scratch=self._scratch,
+                      levels=levels, prm=prm, st=np.zeros(kcommon.N_STATS, dtype=np.int64),
+                      incumbent=new_incumbent())
 
     # ------------------------------------------------------------------ solve
     def solve(self, max_depth: int | None = 3, max_nodes: int | None = None,
@@ -557,9 +537,7 @@ class DPSolver:
         if self._n < self.min_leaf:
             return SolveResult("dp", Status.INFEASIBLE, "solved", None, None, math.inf,
                                time.perf_counter() - t0, stats)
-        # [OSDT] Theorem 3.5: a leaf of an optimal tree classifies more than the penalty correctly (-1: no test)
-        min_correct = self.penalty if self.options.leaf_accuracy and self.penalty > 0 else -1.0
-        fpar = np.array([self.penalty, self._tol, math.inf if limit is None else t0 + limit, min_correct])
+        prm = self._params._replace(deadline=math.inf if limit is None else t0 + limit)
         totals = np.zeros(kcommon.N_STATS, dtype=np.int64)
         grows = 0
         warm = None  # (spec, objective, nodes, depth budget, node budget) of the best tree of a shallower solve
@@ -576,15 +554,15 @@ class DPSolver:
             ubc, ubn = math.inf, NO_BOUND_NODES
             while True:
                 nk = (1 << k) - 1 if node_limit is None else min(node_limit, (1 << k) - 1)
-                d, n = self._root_budget(k, nk, fpar)
-                cost, nodes, st, rinc, g = self._run(d, n, ubc, ubn, fpar)
+                d, n = self._root_budget(k, nk)
+                cost, nodes, st, inc, g = self._run(d, n, ubc, ubn, prm)
                 totals += st
                 grows += g
                 stats["depth_bound"] = bound
                 if st[kcommon.S_TIMEOUT]:
                     # a bound of the root is only valid for the problem at the bound's depth (None: no bound)
-                    final = self._root_budget(bound, (1 << bound) - 1, fpar) if bound <= UNBOUNDED_DEPTH_CAP else None
-                    return self._timed_out(d, n, rinc, warm, fpar, totals, grows, stats, t0, eq, final)
+                    final = self._root_budget(bound, (1 << bound) - 1) if bound <= UNBOUNDED_DEPTH_CAP else None
+                    return self._timed_out(d, n, inc, warm, totals, grows, stats, t0, eq, final)
                 if not math.isfinite(cost):
                     raise VerificationError("the search found no tree within the previous depth's objective")
                 warm = (self._build(self._root, self._root_key(), d, n), cost, nodes, d, n)
@@ -604,12 +582,12 @@ class DPSolver:
         else:
             stats["depth_bound"] = depth
             n = (1 << depth) - 1 if node_limit is None else min(node_limit, (1 << depth) - 1)
-            d, n = self._root_budget(min(depth, n), n, fpar)
-            cost, nodes, st, rinc, g = self._run(d, n, math.inf, NO_BOUND_NODES, fpar)
+            d, n = self._root_budget(min(depth, n), n)
+            cost, nodes, st, inc, g = self._run(d, n, math.inf, NO_BOUND_NODES, prm)
             totals += st
             grows += g
             if st[kcommon.S_TIMEOUT]:
-                return self._timed_out(d, n, rinc, warm, fpar, totals, grows, stats, t0, eq, (d, n))
+                return self._timed_out(d, n, inc, warm, totals, grows, stats, t0, eq, (d, n))
         if not math.isfinite(cost):
             raise VerificationError("the search returned no tree although the leaf is feasible")
         spec = self._build(self._root, self._root_key(), d, n)
@@ -622,32 +600,36 @@ class DPSolver:
         return SolveResult("dp", Status.OPTIMAL, "solved", tree, objective, objective, time.perf_counter() - t0,
                            stats)
 
-    def _root_budget(self, d: int, n: int, fpar: np.ndarray) -> tuple[int, int]:
+    def _root_budget(self, d: int, n: int) -> tuple[int, int]:
         """The root's budget as the search reduces it (:func:`~odtmip.dp._kernels._common.effective_budget`)."""
         d, n = min(d, n), min(n, (1 << d) - 1)
-        d, n = effective_budget(self._root_counts, self._K, d, n, self._ipar, fpar)
+        d, n = effective_budget(self._root_counts, d, n, self._params)
         return int(d), int(n)
 
-    def _run(self, d: int, n: int, ubc: float, ubn: int, fpar: np.ndarray):
-        """One search of the root at budget (d, n) under the upper bound (ubc, ubn), growing the cache as needed."""
-        st = np.zeros(kcommon.N_STATS, dtype=np.int64)
-        rinc = np.array([math.inf, 0.0, -1.0, 0.0, 0.0, -1.0, -1.0])
-        lv = self._levels(d)
+    def _run(self, d: int, n: int, ubc: float, ubn: int, prm: Params):
+        """One search of the root at budget (d, n) under the upper bound (ubc, ubn), growing the cache as needed.
+
+        Returns the optimum (objective, nodes) within the bound (inf if none), the statistics, the root
+        incumbent and the number of cache grows.
+        """
+        search = self._new_search(d, prm)
+        st = search.st
         grows = 0
         while True:
             st[kcommon.S_FULL] = 0
-            cost, nodes, _ = solve_node(self._data, self._cache, self._arch, self._d2, lv, self._ipar, fpar, st,
-                                        rinc, 0, 0, d, n, ubc, ubn)
+            cost, nodes, _ = solve_node(search, 0, 0, d, n, ubc, ubn)
             if not st[kcommon.S_FULL]:
                 break
             self._cache = kc.grow_tables(self._cache)
+            search = search._replace(cache=self._cache)
             grows += 1
-        return float(cost), int(nodes), st, rinc, grows
+        return float(cost), int(nodes), st, search.incumbent, grows
 
-    def _timed_out(self, d, n, rinc, warm, fpar, totals, grows, stats, t0, eq, final) -> SolveResult:
-        """The best tree known at the deadline (root incumbent of the budget (d, n) being searched, the optimum
-        of a shallower depth, or the leaf) and the cached bound of the root at the problem's budget ``final``."""
-        spec, value = self._incumbent(d, n, rinc)
+    def _timed_out(self, d, n, inc, warm, totals, grows, stats, t0, eq, final) -> SolveResult:
+        """The best tree known at the deadline (root incumbent ``inc`` of the budget (d, n) being searched, the
+        optimum of a shallower depth, or the leaf) and the cached bound of the root at the problem's budget
+        ``final``."""
+        spec, value = self._incumbent(inc)
         limits = (d, n)
         if warm is not None and warm[1] < value - self._tol:
             spec, value, limits = warm[0], warm[1], warm[3:]
@@ -674,8 +656,8 @@ class DPSolver:
             equivalent_points_closed=int(st[kcommon.S_EQUIV_CLOSED]),
             leaf_accuracy_skips=int(st[kcommon.S_LEAF_ACC]),
             split_bound_prunes=int(st[kcommon.S_SPLIT_BOUND]),
-            cache_keys=int(self._cache[6][0]),
-            cache_entries=int(self._cache[6][1]),
+            cache_keys=int(self._cache.used[kc.U_KEYS]),
+            cache_entries=int(self._cache.used[kc.U_ENTRIES]),
             cache_grows=grows,
             search_seconds=time.perf_counter() - t0,
         )
@@ -701,7 +683,7 @@ class DPSolver:
         return self._root
 
     def _child(self, bits: np.ndarray, key: np.ndarray, f: int, right: bool) -> tuple[np.ndarray, np.ndarray]:
-        fb = self._data[0][f]
+        fb = self._data.feature_bits[f]
         child = bits & fb if right else bits & ~fb
         if self.options.cache != "branch":
             return child, child
@@ -716,8 +698,7 @@ class DPSolver:
 
     def _leaf(self, bits: np.ndarray):
         rows = self._rows(bits)
-        w = self._data[2][rows]
-        counts = np.bincount(self._data[3][rows], weights=w, minlength=self._K)
+        counts = np.bincount(self._data.labels[rows], weights=self._data.weights[rows], minlength=self._K)
         return leaf(int(np.argmax(counts)))
 
     def _branch(self, f: int, absent, present):
@@ -748,7 +729,7 @@ class DPSolver:
         e = int(optimal_entry(self._cache, key, d, n))
         if e < 0:
             raise VerificationError(f"no cached optimum for a subproblem of {n_rows} rows at budget ({d}, {n})")
-        ei = self._cache[4][e]
+        ei = self._cache.ints[e]
         f = int(ei[kc.E_FEATURE])
         if f < 0:
             return self._leaf(bits)
@@ -761,12 +742,13 @@ class DPSolver:
             return self._branch(f, ls, rs)
         return self._split_children(bits, key, f, int(ei[kc.E_FEAT_LEFT]), int(ei[kc.E_FEAT_RIGHT]))
 
-    def _incumbent(self, d: int, n: int, rinc: np.ndarray):
-        """Best tree known when the deadline passed: the root incumbent, or the leaf."""
+    def _incumbent(self, inc: np.ndarray):
+        """Best tree known when the deadline passed: the root incumbent ``inc``, or the leaf."""
         leaf_value = float(self._root_counts[: self._K].sum() - self._root_counts[: self._K].max())
-        if math.isfinite(rinc[0]) and rinc[0] < leaf_value + self._tol:
-            spec = self._split_children(self._root, self._root_key(), int(rinc[2]), int(rinc[5]), int(rinc[6]))
-            return spec, float(rinc[0])
+        if math.isfinite(inc[INC_COST]) and inc[INC_COST] < leaf_value + self._tol:
+            spec = self._split_children(self._root, self._root_key(), int(inc[INC_FEATURE]), int(inc[INC_LEFT]),
+                                        int(inc[INC_RIGHT]))
+            return spec, float(inc[INC_COST])
         return self._leaf(self._root), leaf_value
 
     def _verify(self, tree: Tree, value: float, d: int, n: int) -> None:

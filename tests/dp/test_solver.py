@@ -9,7 +9,7 @@ from odtmip.data import Dataset
 from odtmip.dp import DPOptions, DPSolver, solve_dp
 from odtmip.dp._kernels import _cache as kc
 from odtmip.dp._kernels import _common as kcommon
-from odtmip.dp._kernels._depth2 import _frequency
+from odtmip.dp._kernels._depth2 import _frequency, new_scratch
 from odtmip.dp.solver import encode_columns, pack_columns
 from odtmip.exceptions import OptionError
 from odtmip.results import Status
@@ -113,19 +113,18 @@ def test_incremental_frequency_counters_equal_recounting(rng):
     w = rng.integers(1, 4, size=n).astype(float)
     rows, cols = np.nonzero(X)
     rptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n))]).astype(np.int64)
-    data = (pack_columns(X), pack_columns((y[:, None] == np.arange(K)).astype(np.uint8)), w, y.astype(np.int64),
-            rptr, cols.astype(np.int64))
-    W = data[0].shape[1]
-    d2 = [None] * 19
-    d2[12], d2[13], d2[14] = np.zeros((2, p, p, K + 1)), np.zeros((2, W), np.uint64), np.zeros(2, np.int64)
-    ipar = np.zeros(kcommon.N_IPAR, dtype=np.int64)
-    ipar[kcommon.P_K], ipar[kcommon.P_INCREMENTAL] = K, 1
+    fbits = pack_columns(X)
+    W = fbits.shape[1]
+    data = kcommon.Data(feature_bits=fbits, class_bits=pack_columns((y[:, None] == np.arange(K)).astype(np.uint8)),
+                        weights=w, labels=y.astype(np.int64), row_start=rptr, row_features=cols.astype(np.int64),
+                        minority_bits=np.zeros(W, np.uint64))
+    scratch = new_scratch(n, p, W, K, frequency=True)
+    prm = kcommon.Params(n_classes=K, incremental=True)
     st = np.zeros(kcommon.N_STATS, dtype=np.int64)
-    d2 = tuple(np.zeros(1) if a is None else a for a in d2)
     for _ in range(30):
         mask = rng.random(n) < rng.uniform(0.2, 0.9)
         D = pack_columns(mask[:, None].astype(np.uint8))[0]
-        s = _frequency(data, d2, ipar, st, D, int(mask.sum()))
+        s = _frequency(data, scratch, prm, st, D, int(mask.sum()))
         expect = np.zeros((p, p, K + 1))
         for r in np.flatnonzero(mask):
             f = np.flatnonzero(X[r])
@@ -133,7 +132,7 @@ def test_incremental_frequency_counters_equal_recounting(rng):
                 for b in f[f >= a]:
                     expect[a, b, y[r]] += w[r]
                     expect[a, b, K] += 1
-        assert np.allclose(d2[12][s], expect)
+        assert np.allclose(scratch.freq[s], expect)
     assert st[kcommon.S_INCREMENTAL] > 0 and st[kcommon.S_RECOUNT] > 0
 
 

@@ -246,12 +246,10 @@ def test_effective_budget_is_canonical_idempotent_and_keeps_every_possible_optim
     equiv = min(equiv, leaf)
     n = d + extra % (2**d - d) if d else 0  # d <= n <= 2^d - 1
     cnt = np.array([*counts, sum(counts), equiv], dtype=float)
-    ipar = np.zeros(kcommon.N_IPAR, dtype=np.int64)
-    ipar[kcommon.P_MINROWS], ipar[kcommon.P_SUPPORT], ipar[kcommon.P_LEAF_BOUND] = 1, support, leaf_bound
-    fpar = np.array([pen, 1e-9, np.inf, pen])
-    d2, n2 = kcommon.effective_budget(cnt, K, d, n, ipar, fpar)
+    prm = kcommon.Params(n_classes=K, leaf_support=support, leaf_bound=leaf_bound, penalty=pen, tol=1e-9)
+    d2, n2 = kcommon.effective_budget(cnt, d, n, prm)
     assert 0 <= d2 <= d and 0 <= n2 <= n and d2 <= n2 <= 2**d2 - 1
-    assert tuple(kcommon.effective_budget(cnt, K, d2, n2, ipar, fpar)) == (d2, n2)
+    assert tuple(kcommon.effective_budget(cnt, d2, n2, prm)) == (d2, n2)
     if pen > 0 and sum(counts) > 0:
         # a tree with B branch nodes costs >= equiv + pen B; it must beat the leaf to be optimal
         most = max((b for b in range(n + 1) if equiv + pen * b < leaf), default=0)

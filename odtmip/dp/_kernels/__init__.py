@@ -1,1 +1,1 @@
-"""Compiled kernels of the DP engine (numba ``@njit`` only; arrays and scalars in, no Python objects)."""
+"""Compiled kernels of the DP engine (numba ``@njit`` only; arrays, scalars and named tuples of them in)."""

@@ -1,61 +1,72 @@
 """The memo of optimal subtrees and lower bounds ([MurTree] §4.6) as open-addressing hash tables in arrays.
 
-Layout (one tuple ``cache`` passed to every kernel)::
-
-    ht     int64  (hcap,)        slot -> key index, -1 empty; hcap a power of two, load <= 1/2
-    keys   uint64 (kcap, KW)     the keys: the instance bitset (dataset cache) or the set of path
-                                 literals 2*f + polarity as a bitset (branch cache), [MurTree] §4.6
-    khash  uint64 (kcap,)        hash of each key (compared before the full key)
-    khead  int64  (kcap,)        first entry of the key's list, -1 none
-    ei     int64  (ecap, NE_I)   entries, integer fields E_*
-    ef     float64(ecap, 2)      entries, real fields: lower-bound objective, optimal objective
-    count  int64  (2,)           keys and entries in use
-
+One :class:`Cache` record is passed to every kernel; its entry tables have the columns E_* and EF_* below.
 A key has one entry per (depth, node) budget. An entry holds a lower bound on the lexicographic optimum
-(objective, branch nodes) for its budget and, once solved, the optimal root assignment (feature, left
-node budget, the children's features for depth-two results). Key indices never change, so other arrays
-(the similarity archive) may hold them. A general (non-terminal) entry records the budgets its children
-were solved and cached under, which :func:`~odtmip.dp._kernels._common.effective_budget` may have reduced,
-so that the tree is rebuilt from exactly those entries. When a table is full the kernel sets the S_FULL
-flag and returns; Python grows the arrays (:func:`grow_tables`) and re-enters the search.
+(objective, branch nodes) for its budget and, once solved, the optimal root assignment (the feature, and
+the children's features for depth-two results). Key indices never change, so other arrays (the
+similarity archive) may hold them. A general (non-terminal) entry records the budgets its children were
+solved and cached under, which :func:`~odtmip.dp._kernels._common.effective_budget` may have reduced, so
+that the tree is rebuilt from exactly those entries. When a table is full the kernel sets the S_FULL flag
+and returns; Python grows the arrays (:func:`grow_tables`) and re-enters the search.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from odtmip.dp._kernels._common import NUMBA_CACHE, S_FULL, hash_key, lex_lt
 
+
+class Cache(NamedTuple):
+    """The memo's arrays; kcap keys of KW words, ecap entries, a slot table of hcap = 4 kcap slots."""
+
+    slots: np.ndarray  # int64 (hcap,): slot -> key index, -1 empty; hcap a power of two, load <= 1/2
+    keys: np.ndarray  # uint64 (kcap, KW): the instance set (dataset cache) or path literals 2f + polarity (branch)
+    hashes: np.ndarray  # uint64 (kcap,): hash of each key (compared before the full key)
+    heads: np.ndarray  # int64 (kcap,): first entry of the key's list, -1 none
+    ints: np.ndarray  # int64 (ecap, NE_I): entries, integer fields E_*
+    reals: np.ndarray  # float64 (ecap, NE_F): entries, real fields EF_*
+    used: np.ndarray  # int64 (2,): keys (U_KEYS) and entries (U_ENTRIES) in use
+
+
+# ---- integer fields of an entry (columns of ``Cache.ints``) ------------------------------------------
 E_NEXT = 0  # next entry of the same key, -1 last
 E_DEPTH = 1  # depth budget d
 E_NODES = 2  # node budget n
 E_LB_NODES = 3  # node part of the lower bound
 E_OPT = 4  # 1: the optimum below is known
 E_FEATURE = 5  # root feature, -1 leaf
-E_LEFT = 6  # node budget of the left child
-E_SOL_NODES = 7  # branch nodes of the optimal tree
-E_FEAT_LEFT = 8  # depth-two results: feature of the left child, -1 leaf; otherwise the left child's budget
-E_FEAT_RIGHT = 9  # the same for the right child; budgets packed as nodes * BUDGET_BASE + depth
-E_SOL_DEPTH = 10  # depth of the optimal tree
-E_TERMINAL = 11  # 1: stored by the depth-one/two solver (children given by E_FEAT_*)
-NE_I = 12
+E_SOL_NODES = 6  # branch nodes of the optimal tree
+E_FEAT_LEFT = 7  # depth-two results: feature of the left child, -1 leaf; otherwise the left child's budget
+E_FEAT_RIGHT = 8  # the same for the right child; budgets packed as nodes * BUDGET_BASE + depth
+E_SOL_DEPTH = 9  # depth of the optimal tree
+E_TERMINAL = 10  # 1: stored by the depth-one/two solver (children given by E_FEAT_*)
+NE_I = 11
 
+# ---- real fields of an entry (columns of ``Cache.reals``) --------------------------------------------
 EF_LB = 0  # objective part of the lower bound
 EF_COST = 1  # optimal objective
+NE_F = 2
+
+# ---- counters (``Cache.used``) -----------------------------------------------------------------------
+U_KEYS = 0  # keys in use
+U_ENTRIES = 1  # entries in use
 
 
 @njit(cache=NUMBA_CACHE)
 def find_key(cache, key, h):
     """Index of ``key`` (hash ``h``) or -1."""
-    ht, keys, khash = cache[0], cache[1], cache[2]
-    mask = ht.shape[0] - 1
+    slots, keys, hashes = cache.slots, cache.keys, cache.hashes
+    mask = slots.shape[0] - 1
     s = np.int64(h & np.uint64(mask))
     while True:
-        k = ht[s]
+        k = slots[s]
         if k < 0:
             return -1
-        if khash[k] == h:
+        if hashes[k] == h:
             same = True
             for i in range(key.shape[0]):
                 if keys[k, i] != key[i]:
@@ -69,20 +80,20 @@ def find_key(cache, key, h):
 @njit(cache=NUMBA_CACHE)
 def add_key(cache, key, h, st):
     """Insert ``key`` (known absent) and return its index; -1 and the S_FULL flag when out of room."""
-    ht, keys, khash, khead, count = cache[0], cache[1], cache[2], cache[3], cache[6]
-    k = count[0]
-    if k >= keys.shape[0] or 2 * (k + 1) > ht.shape[0]:
+    slots, keys, used = cache.slots, cache.keys, cache.used
+    k = used[U_KEYS]
+    if k >= keys.shape[0] or 2 * (k + 1) > slots.shape[0]:
         st[S_FULL] = 1
         return -1
-    mask = ht.shape[0] - 1
+    mask = slots.shape[0] - 1
     s = np.int64(h & np.uint64(mask))
-    while ht[s] >= 0:
+    while slots[s] >= 0:
         s = (s + 1) & mask
-    ht[s] = k
+    slots[s] = k
     keys[k, :] = key
-    khash[k] = h
-    khead[k] = -1
-    count[0] = k + 1
+    cache.hashes[k] = h
+    cache.heads[k] = -1
+    used[U_KEYS] = k + 1
     return k
 
 
@@ -99,19 +110,19 @@ def key_index(cache, key, create, st):
 @njit(cache=NUMBA_CACHE)
 def entry_for(cache, k, d, n, st):
     """The entry of key ``k`` for budget (d, n), created with a zero bound if absent; -1 if full."""
-    khead, ei, ef, count = cache[3], cache[4], cache[5], cache[6]
-    e = khead[k]
+    heads, ei, ef, used = cache.heads, cache.ints, cache.reals, cache.used
+    e = heads[k]
     while e >= 0:
         if ei[e, E_DEPTH] == d and ei[e, E_NODES] == n:
             return e
         e = ei[e, E_NEXT]
-    e = count[1]
+    e = used[U_ENTRIES]
     if e >= ei.shape[0]:
         st[S_FULL] = 1
         return -1
-    count[1] = e + 1
+    used[U_ENTRIES] = e + 1
     ei[e, :] = -1
-    ei[e, E_NEXT] = khead[k]
+    ei[e, E_NEXT] = heads[k]
     ei[e, E_DEPTH] = d
     ei[e, E_NODES] = n
     ei[e, E_LB_NODES] = 0
@@ -119,7 +130,7 @@ def entry_for(cache, k, d, n, st):
     ei[e, E_TERMINAL] = 0
     ef[e, EF_LB] = 0.0
     ef[e, EF_COST] = np.inf
-    khead[k] = e
+    heads[k] = e
     return e
 
 
@@ -130,8 +141,8 @@ def find_optimal(cache, k, d, n):
     Besides the exact budget, an optimum stored for a larger budget (d', n') >= (d, n) serves when that
     tree fits (d, n): the optimum over a larger feasible set that lies in the smaller one is optimal there.
     """
-    khead, ei = cache[3], cache[4]
-    e = khead[k]
+    ei = cache.ints
+    e = cache.heads[k]
     while e >= 0:
         if ei[e, E_OPT] == 1:
             ed = ei[e, E_DEPTH]
@@ -155,8 +166,8 @@ def lower_bound(cache, k, d, n, tol):
     lbn = np.int64(0)
     if k < 0:
         return lbc, lbn
-    khead, ei, ef = cache[3], cache[4], cache[5]
-    e = khead[k]
+    ei, ef = cache.ints, cache.reals
+    e = cache.heads[k]
     while e >= 0:
         if ei[e, E_DEPTH] >= d and ei[e, E_NODES] >= n:
             if lex_lt(lbc, lbn, ef[e, EF_LB], ei[e, E_LB_NODES], tol):
@@ -172,19 +183,19 @@ def store_lower_bound(cache, k, d, n, lbc, lbn, tol, st):
     e = entry_for(cache, k, d, n, st)
     if e < 0:
         return
-    ei, ef = cache[4], cache[5]
+    ei, ef = cache.ints, cache.reals
     if ei[e, E_OPT] == 0 and lex_lt(ef[e, EF_LB], ei[e, E_LB_NODES], lbc, lbn, tol):
         ef[e, EF_LB] = lbc
         ei[e, E_LB_NODES] = lbn
 
 
 @njit(cache=NUMBA_CACHE)
-def store_optimal(cache, k, d, n, cost, nodes, depth, feature, left, feat_left, feat_right, terminal, st):
+def store_optimal(cache, k, d, n, cost, nodes, depth, feature, feat_left, feat_right, terminal, st):
     """Record the optimal tree of key ``k`` at budget (d, n); its objective is also the lower bound."""
     e = entry_for(cache, k, d, n, st)
     if e < 0:
         return
-    ei, ef = cache[4], cache[5]
+    ei, ef = cache.ints, cache.reals
     ei[e, E_OPT] = 1
     ef[e, EF_COST] = cost
     ef[e, EF_LB] = cost
@@ -192,52 +203,48 @@ def store_optimal(cache, k, d, n, cost, nodes, depth, feature, left, feat_left, 
     ei[e, E_SOL_NODES] = nodes
     ei[e, E_SOL_DEPTH] = depth
     ei[e, E_FEATURE] = feature
-    ei[e, E_LEFT] = left
     ei[e, E_FEAT_LEFT] = feat_left
     ei[e, E_FEAT_RIGHT] = feat_right
     ei[e, E_TERMINAL] = terminal
 
 
 @njit(cache=NUMBA_CACHE)
-def rehash(ht, khash, n_keys):
-    """Fill an empty slot table ``ht`` (all -1) with key indices 0..n_keys-1 by their hashes."""
-    mask = ht.shape[0] - 1
+def rehash(slots, hashes, n_keys):
+    """Fill an empty slot table ``slots`` (all -1) with key indices 0..n_keys-1 by their hashes."""
+    mask = slots.shape[0] - 1
     for k in range(n_keys):
-        s = np.int64(khash[k] & np.uint64(mask))
-        while ht[s] >= 0:
+        s = np.int64(hashes[k] & np.uint64(mask))
+        while slots[s] >= 0:
             s = (s + 1) & mask
-        ht[s] = k
+        slots[s] = k
 
 
-def new_tables(key_words: int, n_keys: int = 1 << 14, n_entries: int = 1 << 15) -> tuple:
+def new_tables(key_words: int, n_keys: int = 1 << 14, n_entries: int = 1 << 15) -> Cache:
     """Empty cache tables for keys of ``key_words`` uint64 words."""
-    return (
-        np.full(4 * n_keys, -1, dtype=np.int64),
-        np.zeros((n_keys, key_words), dtype=np.uint64),
-        np.zeros(n_keys, dtype=np.uint64),
-        np.full(n_keys, -1, dtype=np.int64),
-        np.zeros((n_entries, NE_I), dtype=np.int64),
-        np.zeros((n_entries, 2), dtype=np.float64),
-        np.zeros(2, dtype=np.int64),
+    return Cache(
+        slots=np.full(4 * n_keys, -1, dtype=np.int64),
+        keys=np.zeros((n_keys, key_words), dtype=np.uint64),
+        hashes=np.zeros(n_keys, dtype=np.uint64),
+        heads=np.full(n_keys, -1, dtype=np.int64),
+        ints=np.zeros((n_entries, NE_I), dtype=np.int64),
+        reals=np.zeros((n_entries, NE_F), dtype=np.float64),
+        used=np.zeros(2, dtype=np.int64),
     )
 
 
-def grow_tables(cache: tuple) -> tuple:
+def grow_tables(cache: Cache) -> Cache:
     """The same cache in tables of twice the size (keys and entries keep their indices)."""
-    ht, keys, khash, khead, ei, ef, count = cache
-    n_keys, n_entries = int(count[0]), int(count[1])
-    kcap = keys.shape[0] * (2 if n_keys >= keys.shape[0] - 1 or 2 * (n_keys + 1) > ht.shape[0] else 1)
-    ecap = ei.shape[0] * (2 if n_entries >= ei.shape[0] - 1 else 1)
-    new_keys = np.zeros((kcap, keys.shape[1]), dtype=np.uint64)
-    new_keys[:n_keys] = keys[:n_keys]
-    new_hash = np.zeros(kcap, dtype=np.uint64)
-    new_hash[:n_keys] = khash[:n_keys]
-    new_head = np.full(kcap, -1, dtype=np.int64)
-    new_head[:n_keys] = khead[:n_keys]
-    new_ei = np.zeros((ecap, NE_I), dtype=np.int64)
-    new_ei[:n_entries] = ei[:n_entries]
-    new_ef = np.zeros((ecap, 2), dtype=np.float64)
-    new_ef[:n_entries] = ef[:n_entries]
-    new_ht = np.full(4 * kcap, -1, dtype=np.int64)
-    rehash(new_ht, new_hash, n_keys)
-    return new_ht, new_keys, new_hash, new_head, new_ei, new_ef, count
+    n_keys, n_entries = int(cache.used[U_KEYS]), int(cache.used[U_ENTRIES])
+    kcap, ecap = cache.keys.shape[0], cache.ints.shape[0]
+    if n_keys >= kcap - 1 or 2 * (n_keys + 1) > cache.slots.shape[0]:
+        kcap *= 2
+    if n_entries >= ecap - 1:
+        ecap *= 2
+    new = new_tables(cache.keys.shape[1], kcap, ecap)._replace(used=cache.used)
+    new.keys[:n_keys] = cache.keys[:n_keys]
+    new.hashes[:n_keys] = cache.hashes[:n_keys]
+    new.heads[:n_keys] = cache.heads[:n_keys]
+    new.ints[:n_entries] = cache.ints[:n_entries]
+    new.reals[:n_entries] = cache.reals[:n_entries]
+    rehash(new.slots, new.hashes, n_keys)
+    return new

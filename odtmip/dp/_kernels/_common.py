@@ -1,16 +1,20 @@
-"""Shared pieces of the compiled DP: the numba cache switch, bit intrinsics, the clock, the lexicographic
-order on (objective, branch nodes) pairs, leaf costs and the budget a subproblem really needs.
+"""Shared pieces of the compiled DP: the numba cache switch, the records every kernel reads (the search
+parameters and the training rows), bit intrinsics, the clock, the lexicographic order on (objective, branch
+nodes) pairs, leaf costs and the budget a subproblem really needs.
 
-Every kernel of :mod:`odtmip.dp._kernels` takes numpy arrays and scalars only (STYLE §6.5). numba caches
-compiled code per file and does **not** notice edits to another file that a kernel calls: after changing a
-kernel, clear ``odtmip/dp/_kernels/__pycache__`` (or run with ``ODTMIP_NUMBA_CACHE=0``). In a read-only
-install set ``NUMBA_CACHE_DIR`` to a writable folder.
+The kernels of :mod:`odtmip.dp._kernels` take numpy arrays, scalars and named records of them
+(``typing.NamedTuple``; STYLE §6.5): numba compiles a record as a tuple, so ``rec.field`` costs what
+``rec[i]`` did, and the records live in the module that owns their layout. numba caches compiled code per
+file and does **not** notice edits to another file that a kernel calls: after changing a kernel, clear
+``odtmip/dp/_kernels/__pycache__`` (or run with ``ODTMIP_NUMBA_CACHE=0``). In a read-only install set
+``NUMBA_CACHE_DIR`` to a writable folder.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, objmode, types
@@ -21,33 +25,48 @@ NUMBA_CACHE = os.environ.get("ODTMIP_NUMBA_CACHE", "1") != "0"
 
 INF = np.inf
 
-# ---- integer parameters (``ipar``) -------------------------------------------------------------------
-P_K = 0  # number of classes
-P_MINROWS = 1  # rows a non-empty leaf needs (min_leaf, at least 1)
-P_COST = 2  # leaf-cost code, see leaf_cost
-P_UNIT = 3  # 1: every weight is 1, so class weights are popcounts
-P_SIMILARITY = 4  # similarity lower bound on
-P_DEPTH2 = 5  # specialised depth-two solver on
-P_COUNTING = 6  # depth-two counting: 0 bitset popcounts, 1 frequency counters
-P_INCREMENTAL = 7  # frequency counters updated incrementally
-P_CACHE = 8  # read the cache during search
-P_BRANCH_KEYS = 9  # 1: branch cache (path literals), 0: dataset cache (instance set)
-P_UB = 10  # upper-bound propagation
-P_RLB = 11  # refined lower bound (Eq. 15-16)
-P_DEGENERATE = 12  # skip splits with an empty side
-P_DYNAMIC_ORDER = 13  # solve the child with the larger leaf cost first
-P_LEAF_BOUND = 14  # cap each subproblem's budget by its leaf-count bound ([OSDT] Theorem C.1)
-P_SUPPORT = 15  # never split a subproblem of too little support ([OSDT] Theorem 3.3)
-P_INC_ACC = 16  # split bound: a child is a leaf or pays one more split ([OSDT] Theorem 3.4, Lemma 3.2)
-P_LEAF_ACC = 17  # skip splits with a child classifying too little correctly ([OSDT] Theorem 3.5)
-N_IPAR = 18
+# leaf-cost codes
+COST_ERRORS = 0  # weighted misclassifications: total - max_c count_c, label = lowest arg max
 
-# ---- real parameters (``fpar``) ----------------------------------------------------------------------
-F_PENALTY = 0  # objective per branch node
-F_TOL = 1  # objectives closer than this are equal
-F_DEADLINE = 2  # time.perf_counter() value at which to stop (inf: none)
-F_MIN_CORRECT = 3  # a leaf of an optimal tree classifies more than this weight correctly (-1: no test)
-N_FPAR = 4
+
+class Params(NamedTuple):
+    """The scalar parameters of one search (read-only in the kernels): the problem, the technique switches
+    of :class:`~odtmip.dp.solver.DPOptions` and the real parameters. Unset switches are off."""
+
+    n_classes: int  # K, the number of classes
+    min_rows: int = 1  # rows a non-empty leaf needs (min_leaf, at least 1)
+    cost: int = COST_ERRORS  # leaf-cost code, see leaf_cost
+    unit: bool = False  # every weight is 1, so class weights are popcounts
+    depth_two: bool = False  # specialised depth-two solver ([MurTree] §4.3-4.4)
+    bitset: bool = False  # depth-two counting by bitset popcounts, else frequency counters ([MurTree] §4.3)
+    incremental: bool = False  # frequency counters updated incrementally ([MurTree] §4.4.3)
+    similarity: bool = False  # similarity lower bound ([MurTree] §4.5)
+    use_cache: bool = False  # read the cache during search ([MurTree] §4.6)
+    branch_keys: bool = False  # branch cache (path literals), else dataset cache (instance set)
+    upper_bound: bool = False  # upper-bound propagation ([MurTree] §4.2)
+    refined_lb: bool = False  # refined lower bound of infeasible subproblems ([MurTree] Eq. 15-16)
+    skip_degenerate: bool = False  # skip splits with an empty side ([MurTree] Prop. 4.2)
+    dynamic_order: bool = False  # solve the child with the larger leaf cost first ([MurTree] §4.7-4.8)
+    leaf_bound: bool = False  # cap each subproblem's budget by its leaf-count bound ([OSDT] Theorem C.1)
+    leaf_support: bool = False  # never split a subproblem of too little support ([OSDT] Theorem 3.3)
+    incremental_accuracy: bool = False  # a child is a leaf or pays one more split ([OSDT] Thm 3.4, Lemma 3.2)
+    penalty: float = 0.0  # objective per branch node
+    tol: float = 0.0  # objectives closer than this are equal
+    deadline: float = INF  # time.perf_counter() value at which to stop (inf: none)
+    min_correct: float = -1.0  # a leaf of an optimal tree classifies more than this weight correctly (-1: no test)
+
+
+class Data(NamedTuple):
+    """The training rows as the kernels read them; W = ceil(n / 64) words per bitset over the rows."""
+
+    feature_bits: np.ndarray  # uint64 (p, W): rows where feature f is 1, one bitset per feature
+    class_bits: np.ndarray  # uint64 (K, W): rows of each class
+    weights: np.ndarray  # float64 (n,): sample weights (ones when unweighted)
+    labels: np.ndarray  # int64 (n,): class of each row
+    row_start: np.ndarray  # int64 (n+1,): row r's present features are row_features[row_start[r]:row_start[r+1]]
+    row_features: np.ndarray  # int64 (nnz,): the present features of every row, each row's ascending
+    minority_bits: np.ndarray  # uint64 (W,): rows outside the majority class of their identical rows (0: off)
+
 
 # ---- statistics and flags (``st``, int64) -----------------------------------------------------------
 S_NODES = 0  # search nodes (calls of the recursion)
@@ -68,9 +87,6 @@ N_STATS = 14
 
 #: Read the clock once per this many search nodes (an objmode call costs about 0.4 us).
 CLOCK_EVERY = 256
-
-# leaf-cost codes
-COST_ERRORS = 0  # weighted misclassifications: total - max_c count_c, label = lowest arg max
 
 #: Class-weight vectors ``cnt`` hold K class weights, then the row count at index K and the equivalent-points
 #: weight at index K + 1: the weight no tree can classify correctly ([OSDT] Theorem B.2). Offset from K:
@@ -114,13 +130,13 @@ def clock():
 
 
 @njit(cache=NUMBA_CACHE)
-def check_clock(st, fpar):
-    """Count a search node and read the clock every ``CLOCK_EVERY`` nodes; True once past the deadline."""
+def check_clock(st, deadline):
+    """Count a search node and read the clock every ``CLOCK_EVERY`` nodes; True once past ``deadline``."""
     st[S_NODES] += 1
     st[S_TICK] += 1
     if st[S_TICK] >= CLOCK_EVERY:
         st[S_TICK] = 0
-        if fpar[F_DEADLINE] < INF and clock() > fpar[F_DEADLINE]:
+        if deadline < INF and clock() > deadline:
             st[S_TIMEOUT] = 1
     return st[S_TIMEOUT] != 0
 
@@ -135,6 +151,14 @@ def lex_le(ac, an, bc, bn, tol):
 def lex_lt(ac, an, bc, bn, tol):
     """(ac, an) < (bc, bn) lexicographically: strictly better objective, or equal with fewer nodes."""
     return ac < bc - tol or (ac <= bc + tol and an < bn)
+
+
+@njit(cache=NUMBA_CACHE, inline="always")
+def lex_min(ac, an, bc, bn, tol):
+    """The lexicographically smaller of (ac, an) and (bc, bn); (ac, an) on ties."""
+    if lex_lt(bc, bn, ac, an, tol):
+        return bc, bn
+    return ac, an
 
 
 @njit(cache=NUMBA_CACHE)
@@ -168,7 +192,7 @@ def max_class(cnt, K):
 
 
 @njit(cache=NUMBA_CACHE)
-def effective_budget(cnt, K, d, n, ipar, fpar):
+def effective_budget(cnt, d, n, prm):
     """The (depth, node) budget a subproblem with class weights ``cnt`` needs instead of (d, n).
 
     Exact: the lexicographically optimal tree (objective, then branch nodes) within (d, n) lies within the
@@ -189,28 +213,26 @@ def effective_budget(cnt, K, d, n, ipar, fpar):
     ----------
     cnt : float64 array (K+2,)
         Class weights, row count (index K) and equivalent-points weight (index K+1).
-    K : int
-        Number of classes.
     d, n : int
         Canonical budget, d <= n <= 2^d - 1.
-    ipar, fpar : arrays
-        Parameters (:data:`P_SUPPORT`, :data:`P_LEAF_BOUND`, :data:`P_MINROWS`, :data:`F_PENALTY`,
-        :data:`F_TOL`).
+    prm : Params
+        Reads ``n_classes`` (K), ``min_rows``, ``leaf_support``, ``leaf_bound``, ``penalty`` and ``tol``.
 
     Returns
     -------
     (d', n') : canonical budget with d' <= d and n' <= n; applying the function again changes nothing.
     """
-    pen = fpar[F_PENALTY]
-    if pen <= 0.0 or d == 0 or n == 0 or cnt[K] < ipar[P_MINROWS]:
+    K = prm.n_classes
+    pen = prm.penalty
+    if pen <= 0.0 or d == 0 or n == 0 or cnt[K] < prm.min_rows:
         return d, n
-    tol = fpar[F_TOL]
+    tol = prm.tol
     total = 0.0
     for c in range(K):
         total += cnt[c]
-    if ipar[P_SUPPORT] != 0 and total * (K - 1) / K <= pen + tol:
+    if prm.leaf_support and total * (K - 1) / K <= pen + tol:
         return np.int64(0), np.int64(0)
-    if ipar[P_LEAF_BOUND] != 0:
+    if prm.leaf_bound:
         return cap_budget(d, n, (total - max_class(cnt, K) - cnt[K + CNT_EQUIV] + tol) / pen)
     return d, n
 
@@ -238,15 +260,6 @@ def cap_budget(d, n, q):
 def pack_budget(d, n):
     """One int64 holding the budget (d, n); see :data:`BUDGET_BASE`."""
     return n * BUDGET_BASE + d
-
-
-@njit(cache=NUMBA_CACHE)
-def bits_count(bits):
-    """Number of set bits of a bitset."""
-    s = np.uint64(0)
-    for i in range(bits.shape[0]):
-        s += popcount(bits[i])
-    return np.int64(s)
 
 
 @njit(cache=NUMBA_CACHE)
@@ -287,17 +300,6 @@ def _word_weight(word, base, wts):
     while word:
         s += wts[base + np.int64(trailing_zeros(word))]
         word &= word - np.uint64(1)
-    return s
-
-
-@njit(cache=NUMBA_CACHE)
-def bits_weight(bits, wts, unit):
-    """Total weight of the rows in ``bits``."""
-    if unit:
-        return np.float64(bits_count(bits))
-    s = 0.0
-    for i in range(bits.shape[0]):
-        s += _word_weight(bits[i], i * 64, wts)
     return s
 
 

@@ -4,7 +4,7 @@ One pass computes the optimal trees with budgets (depth 1, 1 node), (2, 2) and (
 from the class weights of every cell f, f-bar, (f1, f2), (f1-bar, f2), ... (phase 1), then enumerates the
 feature pairs once (phase 2, O(p^2) time, O(p) memory: the best left and right child split per root).
 
-Phase 1 has two implementations, chosen by ``ipar[P_COUNTING]``:
+Phase 1 has two implementations, chosen by ``Params.bitset``:
 
 * **bitset** (unit weights): the subproblem's rows are compacted into per-feature bitsets of
   ceil(|D|/64) words, and the weight of the cell (f1, f2) of class c is
@@ -20,38 +20,26 @@ Cells with fewer than ``minrows`` rows (in particular empty cells) are never use
 leaf is dominated by a smaller one ([MurTree] Prop. 4.2), and ``min_leaf`` forbids the rest.
 
 Dead features ([OSDT] §3 with Theorem 3.5) are left out of both phases: a feature with a side whose
-majority weight is at most ``fpar[F_MIN_CORRECT]`` (the penalty per branch node when the leaf-accuracy
+majority weight is at most ``Params.min_correct`` (the penalty per branch node when the leaf-accuracy
 bound is on, else -1). No optimal tree has a leaf classifying that little correctly (merging it into its
 sibling's subtree costs at most its correct weight and saves a branch node), every leaf below that side
 would be one, and the same holds in every subset of the rows, so the results stay exact. The test is made
 once per feature, outside the O(p^2) pair loop, which it shortens.
 
-Scratch tuple ``d2`` (allocated by :func:`odtmip.dp.solver` code, indices below)::
-
-    0 rows (n,) int64        1 comp (p, W) uint64     2 ccls (K, W) uint64     3 compc (K-1|1, p, W) uint64
-    4 act (p,) int64         5 diag (p, K+1) float64  6 lf0 (p,) float64      7 lf1 (p,) float64
-    8 bLc (p,) float64       9 bLf (p,) int64        10 bRc (p,) float64     11 bRf (p,) int64
-    12 fq (2, p|1, p|1, K+1) float64  13 fqD (2, W) uint64  14 fqv (2,) int64  15 cell (4, K+1) float64
-    16 pc (K+1,) float64    17 res_c (3,) float64   18 res_i (3, 4) int64 [nodes, feature, left, right]
+The arrays of both phases and the results are one :class:`Scratch` record, allocated once per solver.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from odtmip.dp._kernels._common import (
     COST_ERRORS,
-    F_MIN_CORRECT,
-    F_PENALTY,
-    F_TOL,
     INF,
     NUMBA_CACHE,
-    P_COST,
-    P_COUNTING,
-    P_INCREMENTAL,
-    P_K,
-    P_MINROWS,
     S_DEPTH1,
     S_DEPTH2,
     S_INCREMENTAL,
@@ -64,11 +52,72 @@ from odtmip.dp._kernels._common import (
 )
 
 
+class Scratch(NamedTuple):
+    """Work arrays and results of :func:`solve_terminal` (W words per row bitset, C = K + 1 channels)."""
+
+    rows: np.ndarray  # int64 (n,): the rows of the subproblem D, renumbered 0..|D|-1 (bitset form)
+    feat_bits: np.ndarray  # uint64 (p, W): per feature, its renumbered rows (bitset form)
+    class_bits: np.ndarray  # uint64 (K, W): per class, its renumbered rows (bitset form)
+    feat_class_bits: np.ndarray  # uint64 (max(K-1, 1), p, W): feat_bits[f] & class_bits[c + 1] (bitset form)
+    active: np.ndarray  # int64 (p,): the features that can split D (the first ``na``)
+    feat_counts: np.ndarray  # float64 (p, C): class weights and rows of D with feature f (the diagonal FQ(f, f))
+    leaf_absent: np.ndarray  # float64 (p,): leaf cost of the rows of D without feature f
+    leaf_present: np.ndarray  # float64 (p,): leaf cost of the rows of D with feature f
+    left_cost: np.ndarray  # float64 (p,): best cost of root f's left child split once
+    left_feature: np.ndarray  # int64 (p,): the feature of that split, -1 none
+    right_cost: np.ndarray  # float64 (p,): best cost of root f's right child split once
+    right_feature: np.ndarray  # int64 (p,): the feature of that split, -1 none
+    freq: np.ndarray  # float64 (2, p|1, p|1, C): two frequency counters FQ_c(i, j); channel K counts rows
+    freq_rows: np.ndarray  # uint64 (2, W): the rows each counter holds
+    freq_valid: np.ndarray  # int64 (2,): 1 once the counter holds a subproblem
+    cells: np.ndarray  # float64 (4, C): class weights of the cells (i-bar, j-bar), (i-bar, j), (i, j-bar), (i, j)
+    pair_counts: np.ndarray  # float64 (C,): class weights of the cell (i, j)
+    result_cost: np.ndarray  # float64 (3,): objective of the optimal trees of budgets (1, 1), (2, 2), (2, 3)
+    result_tree: np.ndarray  # int64 (3, NR): those trees, columns R_*
+
+
+# ---- columns of ``Scratch.result_tree`` --------------------------------------------------------------
+R_NODES = 0  # branch nodes
+R_FEATURE = 1  # root feature, -1 leaf
+R_LEFT = 2  # feature of the left child, -1 leaf
+R_RIGHT = 3  # feature of the right child, -1 leaf
+NR = 4
+
+
+def new_scratch(n: int, p: int, words: int, n_classes: int, frequency: bool) -> Scratch:
+    """Scratch arrays for ``n`` rows, ``p`` features, ``words`` words per row bitset and ``n_classes`` classes;
+    the frequency counters are only allocated in full for ``frequency`` counting."""
+    K, C = n_classes, n_classes + 1
+    pf = p if frequency else 1
+    return Scratch(
+        rows=np.zeros(n, dtype=np.int64),
+        feat_bits=np.zeros((p, words), dtype=np.uint64),
+        class_bits=np.zeros((K, words), dtype=np.uint64),
+        feat_class_bits=np.zeros((max(K - 1, 1), p, words), dtype=np.uint64),
+        active=np.zeros(p, dtype=np.int64),
+        feat_counts=np.zeros((p, C)),
+        leaf_absent=np.zeros(p),
+        leaf_present=np.zeros(p),
+        left_cost=np.zeros(p),
+        left_feature=np.zeros(p, dtype=np.int64),
+        right_cost=np.zeros(p),
+        right_feature=np.zeros(p, dtype=np.int64),
+        freq=np.zeros((2, pf, pf, C)),
+        freq_rows=np.zeros((2, words), dtype=np.uint64),
+        freq_valid=np.zeros(2, dtype=np.int64),
+        cells=np.zeros((4, C)),
+        pair_counts=np.zeros(C),
+        result_cost=np.zeros(3),
+        result_tree=np.zeros((3, NR), dtype=np.int64),
+    )
+
+
 @njit(cache=NUMBA_CACHE)
-def _compact(data, d2, D, K):
-    """Phase 1, bitset form: per-feature and per-class bitsets over the rows of ``D`` renumbered 0..|D|-1."""
-    rptr, ridx, yv = data[4], data[5], data[3]
-    rows, comp, ccls, compc = d2[0], d2[1], d2[2], d2[3]
+def _compact(data, scr, D, K):
+    """Phase 1, bitset form: per-feature and per-class bitsets over the rows of ``D`` renumbered 0..|D|-1;
+    returns their number of words."""
+    rptr, ridx, yv = data.row_start, data.row_features, data.labels
+    rows, comp, ccls, compc = scr.rows, scr.feat_bits, scr.class_bits, scr.feat_class_bits
     p = comp.shape[0]
     m = 0
     for i in range(D.shape[0]):
@@ -87,7 +136,7 @@ def _compact(data, d2, D, K):
         for t in range(rptr[r], rptr[r + 1]):
             comp[ridx[t], wi] |= bit
         ccls[yv[r], wi] |= bit
-    diag = d2[5]
+    diag = scr.feat_counts
     for f in range(p):
         n_f = np.uint64(0)
         for w in range(nw):
@@ -109,7 +158,7 @@ def _compact(data, d2, D, K):
 @njit(cache=NUMBA_CACHE)
 def _add_row(fq, s, r, sign, data, K):
     """Add (sign=+1) or remove (-1) row ``r`` from frequency counter ``s``: all pairs of its features."""
-    wts, yv, rptr, ridx = data[2], data[3], data[4], data[5]
+    wts, yv, rptr, ridx = data.weights, data.labels, data.row_start, data.row_features
     lo, hi = rptr[r], rptr[r + 1]
     c = yv[r]
     wv = sign * wts[r]
@@ -132,13 +181,13 @@ def _add_rows(fq, s, bits, sign, data, K):
 
 
 @njit(cache=NUMBA_CACHE)
-def _frequency(data, d2, ipar, st, D, n_rows):
+def _frequency(data, scr, prm, st, D, n_rows):
     """Phase 1, counter form: bring a frequency counter to ``D`` and return its index."""
-    K = ipar[P_K]
-    fq, fqD, fqv = d2[12], d2[13], d2[14]
+    K = prm.n_classes
+    fq, fqD, fqv = scr.freq, scr.freq_rows, scr.freq_valid
     W = D.shape[0]
     best, best_diff = -1, np.int64(1) << 62
-    if ipar[P_INCREMENTAL]:
+    if prm.incremental:
         for s in range(2):
             if fqv[s]:
                 diff = np.uint64(0)
@@ -162,7 +211,7 @@ def _frequency(data, d2, ipar, st, D, n_rows):
     else:
         # recount in the counter that is not the closer one, so the other stays useful
         s = 0
-        if ipar[P_INCREMENTAL]:
+        if prm.incremental:
             if fqv[0] and not fqv[1]:
                 s = 1
             elif fqv[0] and fqv[1]:
@@ -186,7 +235,8 @@ def _cell_cost(cell, K, code, minrows):
 @njit(cache=NUMBA_CACHE, inline="always")
 def _record_pair(i, j, l00, l01, l10, l11, bLc, bLf, bRc, bRf, tol):
     """Keep the best child split per side for two roots per pair: root i with a child split on j, and root j
-    with a child split on i (cell lab: a = row has column i, b = row has column j)."""
+    with a child split on i (cell lab: a = row has column i, b = row has column j); ``bLc``, ``bLf``, ``bRc``,
+    ``bRf`` are the left and right cost and feature arrays of :class:`Scratch`."""
     if l00 + l01 < bLc[i] - tol:
         bLc[i], bLf[i] = l00 + l01, j
     if l10 + l11 < bRc[i] - tol:
@@ -198,16 +248,18 @@ def _record_pair(i, j, l00, l01, l10, l11, bLc, bLf, bRc, bRf, tol):
 
 
 @njit(cache=NUMBA_CACHE)
-def _pairs_general(d2, na, nw, s, bitset, cnt, K, code, minrows, tol):
+def _pairs_general(scr, prm, na, nw, s, cnt):
     """Phase 2 for any K and cost: best child split of each side of each root, over all feature pairs."""
+    K, code, minrows, tol = prm.n_classes, prm.cost, prm.min_rows, prm.tol
     C = K + 1
-    act, diag, bLc, bLf, bRc, bRf = d2[4], d2[5], d2[8], d2[9], d2[10], d2[11]
-    comp, compc, fq, cell, pc = d2[1], d2[3], d2[12], d2[15], d2[16]
+    act, diag, comp, compc = scr.active, scr.feat_counts, scr.feat_bits, scr.feat_class_bits
+    fq, cell, pc = scr.freq, scr.cells, scr.pair_counts
+    bLc, bLf, bRc, bRf = scr.left_cost, scr.left_feature, scr.right_cost, scr.right_feature
     for a in range(na):
         i = act[a]
         for b in range(a + 1, na):
             j = act[b]
-            if bitset:
+            if prm.bitset:
                 tot = np.uint64(0)
                 for w in range(nw):
                     tot += popcount(comp[i, w] & comp[j, w])
@@ -245,15 +297,16 @@ def _binary_cost(rows, pos, minrows):
 
 
 @njit(cache=NUMBA_CACHE)
-def _pairs_binary(d2, na, nw, cnt, minrows, tol):
+def _pairs_binary(scr, prm, na, nw, cnt):
     """Phase 2 specialised to two classes, unit weights and misclassifications (the common case).
 
     Same result as :func:`_pairs_general`; the cells live in registers: with t = |col_i & col_j| and
     q = |col_i & col_j & class_1|, cell (i, j) has t rows (q of class 1), (i, j-bar) n_i - t (p_i - q),
     (i-bar, j) n_j - t (p_j - q) and (i-bar, j-bar) N - n_i - n_j + t (P - p_i - p_j + q).
     """
-    act, diag, bLc, bLf, bRc, bRf = d2[4], d2[5], d2[8], d2[9], d2[10], d2[11]
-    comp, compc = d2[1], d2[3]
+    minrows, tol = prm.min_rows, prm.tol
+    act, diag, comp, compc = scr.active, scr.feat_counts, scr.feat_bits, scr.feat_class_bits
+    bLc, bLf, bRc, bRf = scr.left_cost, scr.left_feature, scr.right_cost, scr.right_feature
     big_n, big_p = cnt[2], cnt[1]
     for a in range(na):
         i = act[a]
@@ -276,19 +329,39 @@ def _pairs_binary(d2, na, nw, cnt, minrows, tol):
             _record_pair(i, j, l00, l01, l10, l11, bLc, bLf, bRc, bRf, tol)
 
 
+@njit(cache=NUMBA_CACHE, inline="always")
+def _set_result(res_c, res_i, b, cost, nodes, feature, left, right):
+    """Result ``b`` of :func:`solve_terminal` (``Scratch.result_cost``, ``Scratch.result_tree``): a tree of
+    ``nodes`` branch nodes with these features."""
+    res_c[b] = cost
+    res_i[b, R_NODES], res_i[b, R_FEATURE], res_i[b, R_LEFT], res_i[b, R_RIGHT] = nodes, feature, left, right
+
+
+@njit(cache=NUMBA_CACHE, inline="always")
+def _copy_result(res_c, res_i, dst, src):
+    """Result ``dst`` of :func:`solve_terminal` set to result ``src``."""
+    res_c[dst] = res_c[src]
+    for k in range(NR):
+        res_i[dst, k] = res_i[src, k]
+
+
 @njit(cache=NUMBA_CACHE)
-def solve_terminal(data, d2, ipar, fpar, st, D, cnt, pairs):
+def solve_terminal(data, scr, prm, st, D, cnt, pairs):
     """Optimal trees of depth <= 1 (and, with ``pairs``, depth <= 2) for the rows ``D``.
 
     Parameters
     ----------
-    data : tuple
-        ``(fbits, cbits, wts, yv, rptr, ridx)``, see :mod:`odtmip.dp._kernels._search`.
-    d2 : tuple
-        Scratch arrays (module docstring); results land in ``d2[17]`` (objective) and ``d2[18]``
-        (nodes, root feature, left child feature, right child feature; -1 = leaf) for the budgets
-        (1, 1), (2, 2), (2, 3), in that order. Each result is the lexicographic minimum of
-        (objective, branch nodes), the objective being leaf costs plus ``penalty`` per branch node.
+    data : Data
+        The training rows (:class:`~odtmip.dp._kernels._common.Data`).
+    scr : Scratch
+        Work arrays; the results land in ``scr.result_cost`` (objective) and ``scr.result_tree`` (columns
+        R_*) for the budgets (1, 1), (2, 2), (2, 3), in that order. Each result is the lexicographic
+        minimum of (objective, branch nodes), the objective being leaf costs plus ``penalty`` per branch
+        node.
+    prm : Params
+        The search parameters (:class:`~odtmip.dp._kernels._common.Params`).
+    st : int64 array
+        Statistics (S_*).
     D : uint64 array
         The rows of the subproblem.
     cnt : float64 array (K+1,)
@@ -301,25 +374,20 @@ def solve_terminal(data, d2, ipar, fpar, st, D, cnt, pairs):
     [MurTree] v1 §4.3-4.4. Ties keep the first root in feature order and the first child feature; a
     bigger budget takes a bigger tree only when it is lexicographically better.
     """
-    K = ipar[P_K]
+    K = prm.n_classes
     C = K + 1
-    minrows = ipar[P_MINROWS]
-    code = ipar[P_COST]
-    pen = fpar[F_PENALTY]
-    tol = fpar[F_TOL]
-    mincorrect = fpar[F_MIN_CORRECT]
-    act, diag, lf0, lf1 = d2[4], d2[5], d2[6], d2[7]
-    bLc, bLf, bRc, bRf = d2[8], d2[9], d2[10], d2[11]
-    fq, cell, res_c, res_i = d2[12], d2[15], d2[17], d2[18]
+    minrows, code, pen, tol, mincorrect = prm.min_rows, prm.cost, prm.penalty, prm.tol, prm.min_correct
+    act, diag, lf0, lf1 = scr.active, scr.feat_counts, scr.leaf_absent, scr.leaf_present
+    bLc, bLf, bRc, bRf = scr.left_cost, scr.left_feature, scr.right_cost, scr.right_feature
+    fq, cell, res_c, res_i = scr.freq, scr.cells, scr.result_cost, scr.result_tree
     p = diag.shape[0]
     n_rows = np.int64(cnt[K])
-    bitset = ipar[P_COUNTING] == 0
     nw = 0
     s = 0
-    if bitset:
-        nw = _compact(data, d2, D, K)
+    if prm.bitset:
+        nw = _compact(data, scr, D, K)
     else:
-        s = _frequency(data, d2, ipar, st, D, n_rows)
+        s = _frequency(data, scr, prm, st, D, n_rows)
         for f in range(p):
             for c in range(C):
                 diag[f, c] = fq[s, f, f, c]
@@ -355,19 +423,19 @@ def solve_terminal(data, d2, ipar, fpar, st, D, cnt, pairs):
         v = lf0[f] + lf1[f]
         if v < b1c - tol:
             b1c, b1f = v, f
-    res_c[0], res_i[0, 0], res_i[0, 1], res_i[0, 2], res_i[0, 3] = leaf, 0, -1, -1, -1
+    _set_result(res_c, res_i, 0, leaf, 0, -1, -1, -1)
     if b1f >= 0 and lex_lt(b1c + pen, 1, leaf, 0, tol):
-        res_c[0], res_i[0, 0], res_i[0, 1] = b1c + pen, 1, b1f
+        _set_result(res_c, res_i, 0, b1c + pen, 1, b1f, -1, -1)
     if not pairs:
         return
 
     for a in range(na):
         f = act[a]
         bLc[f], bLf[f], bRc[f], bRf[f] = INF, -1, INF, -1
-    if bitset and K == 2 and code == COST_ERRORS:
-        _pairs_binary(d2, na, nw, cnt, minrows, tol)
+    if prm.bitset and K == 2 and code == COST_ERRORS:
+        _pairs_binary(scr, prm, na, nw, cnt)
     else:
-        _pairs_general(d2, na, nw, s, bitset, cnt, K, code, minrows, tol)
+        _pairs_general(scr, prm, na, nw, s, cnt)
 
     b2c, b2f, b2l, b2r = INF, -1, -1, -1
     b3c, b3f = INF, -1
@@ -382,13 +450,10 @@ def solve_terminal(data, d2, ipar, fpar, st, D, cnt, pairs):
         v = bLc[f] + bRc[f]
         if v < b3c - tol:
             b3c, b3f = v, f
-    for k in range(4):
-        res_i[1, k] = res_i[0, k]
-    res_c[1] = res_c[0]
-    if b2f >= 0 and lex_lt(b2c + 2 * pen, 2, res_c[1], res_i[1, 0], tol):
-        res_c[1], res_i[1, 0], res_i[1, 1], res_i[1, 2], res_i[1, 3] = b2c + 2 * pen, 2, b2f, b2l, b2r
-    for k in range(4):
-        res_i[2, k] = res_i[1, k]
-    res_c[2] = res_c[1]
-    if b3f >= 0 and lex_lt(b3c + 3 * pen, 3, res_c[2], res_i[2, 0], tol):
-        res_c[2], res_i[2, 0], res_i[2, 1], res_i[2, 2], res_i[2, 3] = b3c + 3 * pen, 3, b3f, bLf[b3f], bRf[b3f]
+    # a bigger budget keeps the smaller budget's tree unless a bigger tree is lexicographically better
+    _copy_result(res_c, res_i, 1, 0)
+    if b2f >= 0 and lex_lt(b2c + 2 * pen, 2, res_c[1], res_i[1, R_NODES], tol):
+        _set_result(res_c, res_i, 1, b2c + 2 * pen, 2, b2f, b2l, b2r)
+    _copy_result(res_c, res_i, 2, 1)
+    if b3f >= 0 and lex_lt(b3c + 3 * pen, 3, res_c[2], res_i[2, R_NODES], tol):
+        _set_result(res_c, res_i, 2, b3c + 3 * pen, 3, b3f, bLf[b3f], bRf[b3f])

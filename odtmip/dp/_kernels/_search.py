@@ -16,7 +16,7 @@ How the bounds of [OSDT] (a best-first search over leaf sets) act in this recurs
   extended; the cached lower bounds of solved or refuted subproblems are OSDT's b(d_un) for the leaves that
   stay unsplit, and every split adds ``penalty`` to the bound before its children are searched.
 * Equivalent points (Theorem B.2): ``cnt[K + 1]`` of a subproblem is the weight of the rows that are not in
-  the majority class of their group of identical feature vectors (``data[6]``); a group is never separated
+  the majority class of their group of identical feature vectors (``Data.minority_bits``); a group is never separated
   by a split, so this weight is a lower bound on the errors of every tree on the subproblem. It raises the
   subproblem's lower bound, closes it when its leaf already reaches it, and enters the two bounds below.
 * Leaf support (Theorem 3.3) and the leaf count (Theorem C.1, per subproblem):
@@ -29,27 +29,19 @@ How the bounds of [OSDT] (a best-first search over leaf sets) act in this recurs
 * Leaf accuracy (Theorem 3.5): a split with a child whose majority weight is <= penalty is skipped; every
   leaf below that child classifies at most that weight correctly, so no optimal tree contains the split.
 
-Arguments shared by the kernels (all arrays; STYLE §6.5)::
-
-    data  = (fbits (p, W) uint64   rows where feature f is 1, one bitset per feature
-             cbits (K, W) uint64   rows of each class
-             wts   (n,)  float64   sample weights (ones when unweighted)
-             yv    (n,)  int64     class of each row
-             rptr  (n+1,) int64, ridx (nnz,) int64   sparse present features of each row, sorted
-             zbits (W,)  uint64    rows outside the majority class of their equivalence class (all 0: off))
-    cache = see :mod:`odtmip.dp._kernels._cache`
-    arch  = (abits (L, 2, W) uint64, akey (L, 2) int64, an (L,) int64)
-            similarity archive: two solved subproblems per depth and their cache keys ([MurTree] §4.5)
-    d2    = depth-two scratch, see :mod:`odtmip.dp._kernels._depth2`
-    lv    = (lbits (L+1, 2, W) uint64, lkeys (L+1, 2, KW) uint64, lcnt (L+1, 2, K+2) float64)
-            per recursion level and side: the rows, the branch-cache key, the class weights, the row count
-            and the equivalent-points weight
-    ipar, fpar, st : parameters and statistics, indices in :mod:`odtmip.dp._kernels._common`
-    rinc  (7,) float64  root incumbent (objective, nodes, feature, left budget, depth, packed left and right
-            child budgets) for anytime use
+The state of a search is one :class:`Search` record: the training rows
+(:class:`~odtmip.dp._kernels._common.Data`), the cache (:class:`~odtmip.dp._kernels._cache.Cache`), the
+similarity archive, the depth-two solver's arrays (:class:`~odtmip.dp._kernels._depth2.Scratch`), the
+subproblems on the recursion path, the parameters (:class:`~odtmip.dp._kernels._common.Params`), the
+statistics and the root incumbent. :func:`solve_node` reads the arrays its loops need once, and its
+helpers get those arrays, not the record: numba takes a reference to every array of a record whose field
+is read, and a call copies every array of its arguments; in the loops over features and child budgets that
+made the search up to twice as slow (measured on the sparse objective without a depth limit).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -58,6 +50,7 @@ from odtmip.dp._kernels._cache import (
     E_SOL_DEPTH,
     E_SOL_NODES,
     EF_COST,
+    Cache,
     find_optimal,
     key_index,
     lower_bound,
@@ -66,24 +59,8 @@ from odtmip.dp._kernels._cache import (
 )
 from odtmip.dp._kernels._common import (
     CNT_EQUIV,
-    F_MIN_CORRECT,
-    F_PENALTY,
-    F_TOL,
     INF,
     NUMBA_CACHE,
-    P_BRANCH_KEYS,
-    P_CACHE,
-    P_COST,
-    P_DEGENERATE,
-    P_DEPTH2,
-    P_DYNAMIC_ORDER,
-    P_INC_ACC,
-    P_K,
-    P_MINROWS,
-    P_RLB,
-    P_SIMILARITY,
-    P_UB,
-    P_UNIT,
     S_CACHE_HITS,
     S_CAPPED,
     S_EQUIV_CLOSED,
@@ -92,36 +69,107 @@ from odtmip.dp._kernels._common import (
     S_SIM_PRUNE,
     S_SPLIT_BOUND,
     S_TIMEOUT,
+    Data,
+    Params,
     check_clock,
     class_counts,
     effective_budget,
     leaf_cost,
     lex_le,
     lex_lt,
+    lex_min,
     masked_weight,
     max_class,
     pack_budget,
     popcount,
     weight_minus,
 )
-from odtmip.dp._kernels._depth2 import solve_terminal
+from odtmip.dp._kernels._depth2 import R_FEATURE, R_LEFT, R_NODES, R_RIGHT, Scratch, solve_terminal
 
 #: Node part of "no upper bound".
 NO_BOUND_NODES = np.int64(1) << 60
 
+#: (objective, nodes, depth) of "no tree within the upper bound".
+NO_TREE = (INF, np.int64(0), np.int64(0))
+
+
+class Archive(NamedTuple):
+    """The similarity archive ([MurTree] §4.5): two solved subproblems per depth budget 0..L-1."""
+
+    bits: np.ndarray  # uint64 (L, 2, W): their rows
+    keys: np.ndarray  # int64 (L, 2): their cache key indices
+    size: np.ndarray  # int64 (L,): how many are archived (0..2)
+
+
+class Levels(NamedTuple):
+    """The subproblems on the recursion path, per level (L = depth + 2) and side (0: feature absent, 1: present)."""
+
+    bits: np.ndarray  # uint64 (L, 2, W): the rows
+    keys: np.ndarray  # uint64 (L, 2, KW): the branch-cache key (the path literals)
+    counts: np.ndarray  # float64 (L, 2, K+2): class weights, the row count and the equivalent-points weight
+
+
+class Search(NamedTuple):
+    """Everything :func:`solve_node` reads or writes besides the subproblem's place, budget and upper bound."""
+
+    data: Data  # the training rows
+    cache: Cache  # the memo ([MurTree] §4.6)
+    archive: Archive  # the similarity archive ([MurTree] §4.5)
+    scratch: Scratch  # the depth-two solver's arrays ([MurTree] §4.3)
+    levels: Levels  # the subproblems on the recursion path
+    prm: Params  # the parameters
+    st: np.ndarray  # int64 (N_STATS,): statistics and flags S_*
+    incumbent: np.ndarray  # float64 (N_INC,): the best root tree so far, for anytime use; fields INC_*
+
+
+# ---- the root incumbent (``Search.incumbent``) -------------------------------------------------------
+INC_COST = 0  # objective, inf before the first tree
+INC_NODES = 1  # branch nodes
+INC_FEATURE = 2  # root feature
+INC_LEFT = 3  # the left child's budget, packed as nodes * BUDGET_BASE + depth
+INC_RIGHT = 4  # the right child's budget, packed the same way
+N_INC = 5
+
+
+def new_incumbent() -> np.ndarray:
+    """A root incumbent holding no tree."""
+    inc = np.full(N_INC, -1.0)
+    inc[INC_COST], inc[INC_NODES] = INF, 0.0
+    return inc
+
+
+def new_levels(depth: int, words: int, key_words: int, n_counts: int) -> Levels:
+    """Empty levels for a search of depth ``depth``."""
+    L = depth + 2
+    return Levels(bits=np.zeros((L, 2, words), dtype=np.uint64), keys=np.zeros((L, 2, key_words), dtype=np.uint64),
+                  counts=np.zeros((L, 2, n_counts)))
+
+
+def grow_archive(archive: Archive | None, depth: int, words: int) -> Archive:
+    """``archive`` if it has room for depth ``depth``, else a larger one holding its subproblems."""
+    if archive is not None and archive.size.shape[0] > depth:
+        return archive
+    L = depth + 1
+    new = Archive(bits=np.zeros((L, 2, words), dtype=np.uint64), keys=np.zeros((L, 2), dtype=np.int64),
+                  size=np.zeros(L, dtype=np.int64))
+    if archive is not None:  # keep what is archived for smaller depths
+        old = archive.size.shape[0]
+        new.bits[:old], new.keys[:old], new.size[:old] = archive.bits, archive.keys, archive.size
+    return new
+
 
 @njit(cache=NUMBA_CACHE)
-def similarity_bound(cache, arch, D, d, n, wts, unit, tol):
+def similarity_bound(cache, archive, D, d, n, wts, unit, tol):
     """Similarity lower bound on the objective of ``D`` at budget (d, n), [MurTree] §4.5.
 
     For an archived subproblem D_old of the same depth, T(D) >= LB(D_old, d, n) - w(D_old \\ D): removing a
     row lowers the optimum by at most its weight and adding rows never lowers it. Only valid for the
     misclassification cost with ``min_leaf`` = 1 (the caller checks).
     """
-    abits, akey, an = arch
+    abits, akeys, size = archive.bits, archive.keys, archive.size
     best = 0.0
-    for j in range(an[d]):
-        lbc = lower_bound(cache, akey[d, j], d, n, tol)[0]
+    for j in range(size[d]):
+        lbc = lower_bound(cache, akeys[d, j], d, n, tol)[0]
         if lbc <= best:
             continue
         v = lbc - weight_minus(abits[d, j], D, wts, unit)
@@ -131,12 +179,12 @@ def similarity_bound(cache, arch, D, d, n, wts, unit, tol):
 
 
 @njit(cache=NUMBA_CACHE)
-def archive(arch, D, k, d):
+def archive_subproblem(archive, D, k, d):
     """Remember solved ``D`` (cache key ``k``) at depth ``d``; when full, replace the most similar entry."""
-    abits, akey, an = arch
-    if an[d] < 2:
-        j = an[d]
-        an[d] += 1
+    abits, akeys, size = archive.bits, archive.keys, archive.size
+    if size[d] < 2:
+        j = size[d]
+        size[d] += 1
     else:
         j, best = 0, np.uint64(1) << np.uint64(63)
         for t in range(2):
@@ -146,7 +194,7 @@ def archive(arch, D, k, d):
             if diff < best:
                 j, best = t, diff
     abits[d, j, :] = D
-    akey[d, j] = k
+    akeys[d, j] = k
 
 
 @njit(cache=NUMBA_CACHE)
@@ -154,7 +202,7 @@ def _within(c, nodes, depth, ubc, ubn, tol):
     """Return the tree (c, nodes, depth) if it meets the bound, else the infeasible marker."""
     if c < INF and lex_le(c, nodes, ubc, ubn, tol):
         return c, nodes, depth
-    return INF, np.int64(0), np.int64(0)
+    return NO_TREE
 
 
 @njit(cache=NUMBA_CACHE)
@@ -210,13 +258,97 @@ def _split_bound(lb_lc, lb_ln, lb_rc, lb_rn, leaf_l, leaf_r, eq_l, eq_r, n_l, n_
 
 
 @njit(cache=NUMBA_CACHE)
-def solve_node(data, cache, arch, d2, lv, ipar, fpar, st, rinc, lvl, side, d, n, ubc, ubn):
-    """Optimal (objective, branch nodes) of the subproblem ``lv[.][lvl, side]`` at budget (d, n) if <= UB.
+def _node_bound(cache, archive, prm, st, wts, key, k, D, equiv, d, n, ubc, ubn):
+    """Lower bound (objective, nodes) of the subproblem ``D`` (cache key ``key``, index ``k`` or -1) at budget
+    (d, n): its cached bound, raised to its equivalent-points weight ``equiv`` ([OSDT] Theorem B.2) and to
+    the similarity bound ([MurTree] §4.5), which is cached when it raises the bound.
+
+    Returns ``(k, lbc, lbn)``, ``k`` the key index once the bound was cached; -1 with S_FULL set when the
+    key table is full.
+    """
+    tol = prm.tol
+    lbc, lbn = 0.0, np.int64(0)
+    if prm.use_cache and k >= 0:
+        lbc, lbn = lower_bound(cache, k, d, n, tol)
+    if equiv > lbc + tol:
+        lbc, lbn = equiv, np.int64(0)  # no tree fixes the minority of identical rows
+    if prm.similarity:
+        sim = similarity_bound(cache, archive, D, d, n, wts, prm.unit, tol)
+        if lex_lt(lbc, lbn, sim, 0, tol):
+            lbc, lbn = sim, np.int64(0)
+            if k < 0:
+                k = key_index(cache, key, True, st)
+                if k < 0:
+                    return k, lbc, lbn
+            store_lower_bound(cache, k, d, n, lbc, lbn, tol, st)
+            if lex_lt(ubc, ubn, lbc, lbn, tol):
+                st[S_SIM_PRUNE] += 1
+    return k, lbc, lbn
+
+
+@njit(cache=NUMBA_CACHE)
+def _solve_depth_two(data, scr, cache, archive, prm, st, key, k, D, cnt, d, n):
+    """Optimal (objective, nodes, depth) of ``D`` at budget (d, n), d <= 2, by the depth-two solver ([MurTree]
+    §4.3-4.4). Its results are exact whatever the upper bound, so every budget it solves is cached ([MurTree]
+    §4.6), and ``D`` is archived. :data:`NO_TREE` when the key table is full."""
+    solve_terminal(data, scr, prm, st, D, cnt, d == 2)
+    if k < 0:
+        k = key_index(cache, key, True, st)
+        if k < 0:
+            return NO_TREE
+    res_c, res_i = scr.result_cost, scr.result_tree
+    for b in range(3 if d == 2 else 1):  # budgets (1, 1), (2, 2), (2, 3)
+        nodes = res_i[b, R_NODES]
+        store_optimal(cache, k, min(b + 1, 2), b + 1, res_c[b], nodes, min(nodes, 2), res_i[b, R_FEATURE],
+                      res_i[b, R_LEFT], res_i[b, R_RIGHT], 1, st)
+    archive_subproblem(archive, D, k, d)
+    b = 0 if d == 1 else n - 1
+    nodes = res_i[b, R_NODES]
+    return res_c[b], nodes, min(nodes, np.int64(2))
+
+
+@njit(cache=NUMBA_CACHE, inline="always")
+def _child_ub(use_ub, tc, tn, pen, sib_c, sib_n):
+    """Upper bound of a child ([MurTree] §4.2): the threshold (tc, tn) minus the root's (penalty, 1) and the
+    sibling's cost or lower bound (sib_c, sib_n); none without upper-bound propagation."""
+    if use_ub:
+        return tc - pen - sib_c, tn - 1 - sib_n
+    return INF, NO_BOUND_NODES
+
+
+@njit(cache=NUMBA_CACHE, inline="always")
+def _record_incumbent(inc, c, nodes, f, left, right, tol):
+    """Keep the root tree (c, nodes) on ``f`` with packed child budgets ``left``, ``right`` if it is better."""
+    if lex_lt(c, nodes, inc[INC_COST], np.int64(inc[INC_NODES]), tol):
+        inc[INC_COST], inc[INC_NODES], inc[INC_FEATURE], inc[INC_LEFT], inc[INC_RIGHT] = c, nodes, f, left, right
+
+
+@njit(cache=NUMBA_CACHE, inline="always")
+def _refined_bound(lbc, lbn, ubc, ubn, rlbc, rlbn, leafc, refined, tol):
+    """Lower bound of a subproblem with no tree <= UB ([MurTree] Eq. 15-16): above UB, at least its bound
+    (lbc, lbn), and with ``refined`` at least the least of its leaf and the bounds (rlbc, rlbn) of its splits."""
+    nlc, nln = lbc, lbn
+    if lex_lt(nlc, nln, ubc, ubn + 1, tol):
+        nlc, nln = ubc, ubn + 1
+    if refined:
+        if leafc < INF:
+            rlbc, rlbn = lex_min(rlbc, rlbn, leafc, np.int64(0), tol)
+        if lex_lt(nlc, nln, rlbc, rlbn, tol):
+            nlc, nln = rlbc, rlbn
+    return nlc, nln
+
+
+@njit(cache=NUMBA_CACHE)
+def solve_node(s, lvl, side, d, n, ubc, ubn):
+    """Optimal (objective, branch nodes) of the subproblem at ``s.levels`` (``lvl``, ``side``) at budget (d, n)
+    if <= UB.
 
     Parameters
     ----------
+    s : Search
+        The state of the search (module docstring).
     lvl, side : int
-        Where the subproblem's rows, key and class weights are (``lv`` arrays); children go to
+        Where the subproblem's rows, key and class weights are (:class:`Levels`); children go to
         ``lvl + 1``, left side 0 (feature absent), right side 1 (feature present).
     d, n : int
         Depth and branch-node budget, canonical: d <= n <= 2^d - 1 ([MurTree] Eq. 1). It is first reduced
@@ -227,7 +359,7 @@ def solve_node(data, cache, arch, d2, lv, ipar, fpar, st, rinc, lvl, side, d, n,
 
     Returns
     -------
-    (objective, nodes, depth) of the optimal tree when it is <= UB, else (inf, 0, 0). Optimal trees are
+    (objective, nodes, depth) of the optimal tree when it is <= UB, else :data:`NO_TREE`. Optimal trees are
     written to the cache at the reduced budget (root assignment only); an infeasible node gets the lower
     bound max(LB, RLB, UB+) of Eq. 15-16. Nothing is written once the deadline passed or the cache is full.
 
@@ -237,62 +369,42 @@ def solve_node(data, cache, arch, d2, lv, ipar, fpar, st, rinc, lvl, side, d, n,
     §6 (cache), §7 (UB propagation, subtracting the sibling's cached bound), §8 (child order), §9
     (degenerate splits); [OSDT] bounds as in the module docstring.
     """
-    fbits, cbits, wts, yv, zbits = data[0], data[1], data[2], data[3], data[6]
-    lbits, lkeys, lcnt = lv
-    K = ipar[P_K]
-    minrows = ipar[P_MINROWS]
-    code = ipar[P_COST]
-    unit = ipar[P_UNIT] != 0
-    use_cache = ipar[P_CACHE] != 0
-    branch_keys = ipar[P_BRANCH_KEYS] != 0
-    use_ub = ipar[P_UB] != 0
-    pen = fpar[F_PENALTY]
-    tol = fpar[F_TOL]
-    mincorrect = fpar[F_MIN_CORRECT]  # -1 when the leaf-accuracy bound is off (or the penalty is 0)
+    # the arrays the loops below read, bound once (module docstring)
+    prm, st, cache = s.prm, s.st, s.cache
+    fbits, cbits, wts = s.data.feature_bits, s.data.class_bits, s.data.weights
+    yv, zbits = s.data.labels, s.data.minority_bits
+    lbits, lkeys, lcnt = s.levels.bits, s.levels.keys, s.levels.counts
+    K, minrows, code, unit, pen, tol = prm.n_classes, prm.min_rows, prm.cost, prm.unit, prm.penalty, prm.tol
+    mincorrect = prm.min_correct  # -1 when the leaf-accuracy bound is off (or the penalty is 0)
     sparse = pen > 0.0  # the [OSDT] bounds below only prune with a positive penalty
-    inc_acc = sparse and ipar[P_INC_ACC] != 0
-    if check_clock(st, fpar) or st[S_FULL]:
-        return INF, np.int64(0), np.int64(0)
-    D = lbits[lvl, side]
-    cnt = lcnt[lvl, side]
+    inc_acc = sparse and prm.incremental_accuracy
+    if check_clock(st, prm.deadline) or st[S_FULL]:
+        return NO_TREE
+    D, cnt = lbits[lvl, side], lcnt[lvl, side]
     n_rows = np.int64(cnt[K])
     eqc = cnt[K + CNT_EQUIV]
     leafc = leaf_cost(cnt, K, code)[0]
     if 0 < n_rows < minrows:
         leafc = INF
     if not lex_le(0.0, 0, ubc, ubn, tol):
-        return INF, np.int64(0), np.int64(0)
+        return NO_TREE
     if sparse:  # the parent passes it reduced already, except at the root
-        d, n = effective_budget(cnt, K, d, n, ipar, fpar)
-    # no budget, or too few rows for any split with minrows on both sides: only the leaf
+        d, n = effective_budget(cnt, d, n, prm)
+    # no budget, or too few rows for any split with min_rows on both sides: only the leaf
     if d == 0 or n == 0 or n_rows < 2 * minrows:
         return _within(leafc, np.int64(0), np.int64(0), ubc, ubn, tol)
 
-    key = lkeys[lvl, side] if branch_keys else D
+    key = lkeys[lvl, side] if prm.branch_keys else D
     k = key_index(cache, key, False, st)
-    lbc, lbn = 0.0, np.int64(0)
-    if use_cache and k >= 0:
+    if prm.use_cache and k >= 0:
         e = find_optimal(cache, k, d, n)
         if e >= 0:
             st[S_CACHE_HITS] += 1
-            return _within(cache[5][e, EF_COST], cache[4][e, E_SOL_NODES], cache[4][e, E_SOL_DEPTH],
+            return _within(cache.reals[e, EF_COST], cache.ints[e, E_SOL_NODES], cache.ints[e, E_SOL_DEPTH],
                            ubc, ubn, tol)
-        lbc, lbn = lower_bound(cache, k, d, n, tol)
-    if eqc > lbc + tol:
-        lbc, lbn = eqc, np.int64(0)  # [OSDT] Theorem B.2: no tree fixes the minority of identical rows
-    if ipar[P_SIMILARITY] != 0:
-        sim = similarity_bound(cache, arch, D, d, n, wts, unit, tol)
-        if lex_lt(lbc, lbn, sim, 0, tol):
-            lbc, lbn = sim, np.int64(0)
-            if k < 0:
-                k = key_index(cache, key, True, st)
-                if k < 0:
-                    return INF, np.int64(0), np.int64(0)
-            store_lower_bound(cache, k, d, n, lbc, lbn, tol, st)
-            if lex_lt(ubc, ubn, lbc, lbn, tol):
-                st[S_SIM_PRUNE] += 1
-    if lex_lt(ubc, ubn, lbc, lbn, tol):
-        return INF, np.int64(0), np.int64(0)
+    k, lbc, lbn = _node_bound(cache, s.archive, prm, st, wts, key, k, D, eqc, d, n, ubc, ubn)
+    if (k < 0 and st[S_FULL]) or lex_lt(ubc, ubn, lbc, lbn, tol):
+        return NO_TREE
     if leafc < INF and lex_le(leafc, 0, lbc, lbn, tol):
         # the bound reaches the leaf: the leaf is optimal
         if lbc > 0.0 and lbc == eqc:
@@ -300,49 +412,31 @@ def solve_node(data, cache, arch, d2, lv, ipar, fpar, st, rinc, lvl, side, d, n,
         if k < 0:
             k = key_index(cache, key, True, st)
             if k < 0:
-                return INF, np.int64(0), np.int64(0)
-        store_optimal(cache, k, d, n, leafc, 0, 0, -1, 0, -1, -1, 0, st)
+                return NO_TREE
+        store_optimal(cache, k, d, n, leafc, 0, 0, -1, -1, -1, 0, st)
         return _within(leafc, np.int64(0), np.int64(0), ubc, ubn, tol)
+    if prm.depth_two and d <= 2:
+        c, nodes, depth = _solve_depth_two(s.data, s.scratch, cache, s.archive, prm, st, key, k, D, cnt, d, n)
+        return _within(c, nodes, depth, ubc, ubn, tol)
 
-    if ipar[P_DEPTH2] != 0 and d <= 2:
-        solve_terminal(data, d2, ipar, fpar, st, D, cnt, d == 2)
-        if k < 0:
-            k = key_index(cache, key, True, st)
-            if k < 0:
-                return INF, np.int64(0), np.int64(0)
-        res_c, res_i = d2[17], d2[18]
-        # terminal results are exact whatever the UB: cache every budget ([MurTree] §4.6)
-        for b in range(3 if d == 2 else 1):
-            bd = 1 if b == 0 else 2
-            bn = 1 if b == 0 else b + 1
-            nodes = res_i[b, 0]
-            depth = nodes if nodes < 2 else 2
-            store_optimal(cache, k, bd, bn, res_c[b], nodes, depth, res_i[b, 1],
-                          1 if res_i[b, 2] >= 0 else 0, res_i[b, 2], res_i[b, 3], 1, st)
-        archive(arch, D, k, d)
-        b = 0 if d == 1 else n - 1
-        nodes = res_i[b, 0]
-        return _within(res_c[b], nodes, nodes if nodes < 2 else np.int64(2), ubc, ubn, tol)
-
-    # general case, Alg. 2-3
-    p = fbits.shape[0]
-    W = D.shape[0]
+    # general case, Alg. 2-3: the best split over (feature f, left node budget nl)
     has_best = leafc < INF and lex_le(leafc, 0, ubc, ubn, tol)
-    bc, bn, bd, bf, bl = leafc, np.int64(0), np.int64(0), np.int64(-1), np.int64(0)
-    bpl, bpr = np.int64(-1), np.int64(-1)
+    bc, bn, bd, bf = leafc, np.int64(0), np.int64(0), np.int64(-1)  # the incumbent: the leaf
+    bpl, bpr = np.int64(-1), np.int64(-1)  # its children's packed budgets
     # a new tree must be <= (tc, tn): within the UB and strictly better than the incumbent
     tc, tn = (bc, bn - 1) if has_best else (ubc, ubn)
-    rlbc, rlbn = INF, np.int64(0)
+    rlbc, rlbn = INF, np.int64(0)  # least lower bound over the splits not solved (Eq. 15-16)
     max_l = min((np.int64(1) << (d - 1)) - 1, n - 1)
     min_l = n - 1 - max_l
     DL, DR = lbits[lvl + 1, 0], lbits[lvl + 1, 1]
     cL, cR = lcnt[lvl + 1, 0], lcnt[lvl + 1, 1]
-    stop = False
-    for f in range(p):
+    stop = False  # a child's search was interrupted
+    for f in range(fbits.shape[0]):
         if stop or (has_best and lex_le(bc, bn, lbc, lbn, tol)):
             break  # stopped, or the incumbent reaches the lower bound
+        # the children's rows (left: f absent, right: f present) and class weights
         nr = np.uint64(0)
-        for i in range(W):
+        for i in range(D.shape[0]):
             v = D[i] & fbits[f, i]
             DR[i] = v
             DL[i] = D[i] & ~fbits[f, i]
@@ -350,7 +444,7 @@ def solve_node(data, cache, arch, d2, lv, ipar, fpar, st, rinc, lvl, side, d, n,
         n_right = np.int64(nr)
         n_left = n_rows - n_right
         if n_right == 0 or n_left == 0:
-            if ipar[P_DEGENERATE] != 0:
+            if prm.skip_degenerate:
                 continue  # [MurTree] Prop. 4.2: dominated by a smaller tree
         elif n_right < minrows or n_left < minrows:
             continue  # a side too small for any leaf
@@ -361,10 +455,9 @@ def solve_node(data, cache, arch, d2, lv, ipar, fpar, st, rinc, lvl, side, d, n,
         if mincorrect >= 0.0 and (max_class(cL, K) <= mincorrect or max_class(cR, K) <= mincorrect):
             st[S_LEAF_ACC] += 1
             continue  # [OSDT] Theorem 3.5: no leaf below that child would classify enough correctly
-        leaf_l = leaf_cost(cL, K, code)[0]
-        leaf_r = leaf_cost(cR, K, code)[0]
+        leaf_l, leaf_r = leaf_cost(cL, K, code)[0], leaf_cost(cR, K, code)[0]
         eq_l, eq_r = cL[K + CNT_EQUIV], cR[K + CNT_EQUIV]
-        if branch_keys:
+        if prm.branch_keys:  # the parent's path literals plus 2f (f absent) or 2f + 1 (f present)
             lkeys[lvl + 1, 0, :] = key
             lkeys[lvl + 1, 1, :] = key
             lkeys[lvl + 1, 0, (2 * f) >> 6] |= np.uint64(1) << np.uint64((2 * f) & 63)
@@ -372,16 +465,16 @@ def solve_node(data, cache, arch, d2, lv, ipar, fpar, st, rinc, lvl, side, d, n,
             key_l, key_r = lkeys[lvl + 1, 0], lkeys[lvl + 1, 1]
         else:
             key_l, key_r = DL, DR
-        k_l = key_index(cache, key_l, False, st) if use_cache else np.int64(-1)
-        k_r = key_index(cache, key_r, False, st) if use_cache else np.int64(-1)
+        k_l = key_index(cache, key_l, False, st) if prm.use_cache else np.int64(-1)
+        k_r = key_index(cache, key_r, False, st) if prm.use_cache else np.int64(-1)
         # [MurTree] §4.7-4.8: the child with the larger leaf cost first, so its sibling is more likely pruned
-        left_first = ipar[P_DYNAMIC_ORDER] == 0 or leaf_l >= leaf_r
+        left_first = not prm.dynamic_order or leaf_l >= leaf_r
         for nl in range(min_l, max_l + 1):
             dl, nl_ = min(d - 1, nl), nl
             dr, nr_ = min(d - 1, n - 1 - nl), n - 1 - nl
             if sparse:
-                dl, nl_ = effective_budget(cL, K, dl, nl_, ipar, fpar)
-                dr, nr_ = effective_budget(cR, K, dr, nr_, ipar, fpar)
+                dl, nl_ = effective_budget(cL, dl, nl_, prm)
+                dr, nr_ = effective_budget(cR, dr, nr_, prm)
                 if dl < min(d - 1, nl) or dr < min(d - 1, n - 1 - nl):
                     st[S_CAPPED] += 1
             lb_lc, lb_ln = _child_bound(cache, k_l, dl, nl_, leaf_l, eq_l, tol)
@@ -391,83 +484,64 @@ def solve_node(data, cache, arch, d2, lv, ipar, fpar, st, rinc, lvl, side, d, n,
             if inc_acc:
                 sc, sn, scp, snp = _split_bound(lb_lc, lb_ln, lb_rc, lb_rn, leaf_l, leaf_r, eq_l, eq_r, nl_, nr_,
                                                 pen, tol, tc, tn, inc_acc)
-            if use_ub and lex_lt(tc, tn, scp, snp, tol):
+            if prm.upper_bound and lex_lt(tc, tn, scp, snp, tol):
                 if not lex_lt(tc, tn, lb_lc + lb_rc + pen, lb_ln + lb_rn + 1, tol):
                     st[S_SPLIT_BOUND] += 1  # pruned thanks to the [OSDT] split bound only
-                if lex_lt(sc, sn, rlbc, rlbn, tol):
-                    rlbc, rlbn = sc, sn
+                rlbc, rlbn = lex_min(rlbc, rlbn, sc, sn, tol)
                 continue
+            # the first child under the UB minus the second's bound, the second under the UB minus the first
             if left_first:
-                s1, d1, n1, s2, d2_, n2 = 0, dl, nl_, 1, dr, nr_
+                s1, d1, n1, s2, d2, n2 = 0, dl, nl_, 1, dr, nr_
                 lb2c, lb2n = _leaf_or_split(lb_rc, lb_rn, leaf_r, eq_r, nr_, pen, tol, inc_acc)
             else:
-                s1, d1, n1, s2, d2_, n2 = 1, dr, nr_, 0, dl, nl_
+                s1, d1, n1, s2, d2, n2 = 1, dr, nr_, 0, dl, nl_
                 lb2c, lb2n = _leaf_or_split(lb_lc, lb_ln, leaf_l, eq_l, nl_, pen, tol, inc_acc)
-            if use_ub:
-                u1c, u1n = tc - pen - lb2c, tn - 1 - lb2n
-            else:
-                u1c, u1n = INF, NO_BOUND_NODES
-            r1c, r1n, r1d = solve_node(data, cache, arch, d2, lv, ipar, fpar, st, rinc, lvl + 1, s1, d1, n1,
-                                       u1c, u1n)
-            if st[S_TIMEOUT] != 0 or st[S_FULL] != 0:
-                stop = True
+            u1c, u1n = _child_ub(prm.upper_bound, tc, tn, pen, lb2c, lb2n)
+            r1c, r1n, r1d = solve_node(s, lvl + 1, s1, d1, n1, u1c, u1n)
+            stop = st[S_TIMEOUT] != 0 or st[S_FULL] != 0
+            if stop:
                 break
-            r2c, r2n, r2d = INF, np.int64(0), np.int64(0)
+            r2c, r2n, r2d = NO_TREE
             if r1c < INF:
-                if use_ub:
-                    u2c, u2n = tc - pen - r1c, tn - 1 - r1n
-                else:
-                    u2c, u2n = INF, NO_BOUND_NODES
-                r2c, r2n, r2d = solve_node(data, cache, arch, d2, lv, ipar, fpar, st, rinc, lvl + 1, s2, d2_, n2,
-                                           u2c, u2n)
-                if st[S_TIMEOUT] != 0 or st[S_FULL] != 0:
-                    stop = True
+                u2c, u2n = _child_ub(prm.upper_bound, tc, tn, pen, r1c, r1n)
+                r2c, r2n, r2d = solve_node(s, lvl + 1, s2, d2, n2, u2c, u2n)
+                stop = st[S_TIMEOUT] != 0 or st[S_FULL] != 0
+                if stop:
                     break
             if r1c == INF or r2c == INF:
-                if ipar[P_RLB] != 0:
-                    if use_cache:
+                if prm.refined_lb:  # the children's bounds may have risen meanwhile
+                    if prm.use_cache:
                         k_l = key_index(cache, key_l, False, st)
                         k_r = key_index(cache, key_r, False, st)
                     lb_lc, lb_ln = _child_bound(cache, k_l, dl, nl_, leaf_l, eq_l, tol)
                     lb_rc, lb_rn = _child_bound(cache, k_r, dr, nr_, leaf_r, eq_r, tol)
                     sc, sn, scp, snp = _split_bound(lb_lc, lb_ln, lb_rc, lb_rn, leaf_l, leaf_r, eq_l, eq_r, nl_, nr_,
                                                     pen, tol, tc, tn, inc_acc)
-                    if lex_lt(sc, sn, rlbc, rlbn, tol):
-                        rlbc, rlbn = sc, sn
+                    rlbc, rlbn = lex_min(rlbc, rlbn, sc, sn, tol)
                 continue
             vc, vn = r1c + r2c + pen, r1n + r2n + 1
             if not has_best or lex_lt(vc, vn, bc, bn, tol):
                 has_best = True
-                bc, bn, bd, bf, bl = vc, vn, 1 + max(r1d, r2d), np.int64(f), np.int64(nl)
+                bc, bn, bd, bf = vc, vn, 1 + max(r1d, r2d), np.int64(f)
                 bpl, bpr = pack_budget(dl, nl_), pack_budget(dr, nr_)
                 tc, tn = bc, bn - 1
-                if lvl == 0 and lex_lt(bc, bn, rinc[0], np.int64(rinc[1]), tol):
-                    rinc[0], rinc[1], rinc[2], rinc[3], rinc[4] = bc, bn, bf, bl, bd
-                    rinc[5], rinc[6] = bpl, bpr
+                if lvl == 0:
+                    _record_incumbent(s.incumbent, bc, bn, bf, bpl, bpr, tol)
                 if lex_le(bc, bn, lbc, lbn, tol):
                     break
     if st[S_TIMEOUT] != 0 or st[S_FULL] != 0:
-        return INF, np.int64(0), np.int64(0)  # nothing from a loop cut short is stored
+        return NO_TREE  # nothing from a loop cut short is stored
     if k < 0:
         k = key_index(cache, key, True, st)
         if k < 0:
-            return INF, np.int64(0), np.int64(0)
+            return NO_TREE
+    archive_subproblem(s.archive, D, k, d)
     if has_best:
-        store_optimal(cache, k, d, n, bc, bn, bd, bf, bl, bpl, bpr, 0, st)
-        archive(arch, D, k, d)
+        store_optimal(cache, k, d, n, bc, bn, bd, bf, bpl, bpr, 0, st)
         return _within(bc, bn, bd, ubc, ubn, tol)
-    # Eq. 15-16: no tree <= UB; the optimum is above UB, and at least the best leaf-or-split bound
-    nlc, nln = lbc, lbn
-    if lex_lt(nlc, nln, ubc, ubn + 1, tol):
-        nlc, nln = ubc, ubn + 1
-    if ipar[P_RLB] != 0:
-        if leafc < INF and lex_lt(leafc, 0, rlbc, rlbn, tol):
-            rlbc, rlbn = leafc, np.int64(0)
-        if lex_lt(nlc, nln, rlbc, rlbn, tol):
-            nlc, nln = rlbc, rlbn
+    nlc, nln = _refined_bound(lbc, lbn, ubc, ubn, rlbc, rlbn, leafc, prm.refined_lb, tol)
     store_lower_bound(cache, k, d, n, nlc, nln, tol, st)
-    archive(arch, D, k, d)
-    return INF, np.int64(0), np.int64(0)
+    return NO_TREE
 
 
 @njit(cache=NUMBA_CACHE)
