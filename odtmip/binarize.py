@@ -36,7 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from odtmip.exceptions import DataError, OptionError
+from odtmip.exceptions import DataError, OptionError, ResourceError
+from odtmip.options import MEMORY_LIMIT
 from odtmip.tree import MISSING, Split
 
 NUMERIC_ENCODINGS = ("buckets", "thresholds")
@@ -115,7 +116,19 @@ class Binarizer:
         return self
 
     def transform(self, X: pd.DataFrame) -> np.ndarray:
-        """The binary matrix (uint8, rows x binary columns) of raw data ``X``."""
+        """The binary matrix (uint8, rows x binary columns) of raw data ``X``.
+
+        Raises
+        ------
+        ResourceError
+            The matrix would take more than the default ``memory_limit`` (half of physical memory).
+        """
+        gib = len(X) * len(self.columns_) / 2**30
+        if gib > MEMORY_LIMIT:
+            raise ResourceError(
+                f"the binary columns of {len(X):,} rows x {len(self.columns_):,} splits would take {gib:.1f} GiB, "
+                f"more than half of physical memory ({MEMORY_LIMIT:g} GiB); encode numeric columns with fewer "
+                "thresholds (n_thresholds) or as buckets")
         cols = raw_columns(X)
         out = np.empty((len(X), len(self.columns_)), dtype=np.uint8)
         for j, col in enumerate(self.columns_):

@@ -19,7 +19,8 @@ class OptionError(OdtmipError, ValueError):
 
 
 class ResourceError(OdtmipError, MemoryError):
-    """A model would need more memory than ``memory_limit`` allows; raised before it is built."""
+    """A model, the DP's arrays or a binary encoding would need more memory than ``memory_limit`` allows; raised
+    before they are built."""
 
 
 class FormatError(OdtmipError, ValueError):

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from numbers import Integral, Real
@@ -35,8 +36,9 @@ import numpy as np
 
 from odtmip.exceptions import OptionError
 
-__all__ = ["DP_OPTIONS", "MIN_LEAF", "OPTIONS", "REQUIRED", "TIME_LIMIT", "Boolean", "Choices", "Instance", "Interval",
-           "Option", "defaults", "mip_options", "options_of", "validate"]
+__all__ = ["DP_OPTIONS", "MEMORY_LIMIT", "MIN_LEAF", "OPTIONS", "REQUIRED", "TIME_LIMIT", "Boolean", "Choices",
+           "Instance", "Interval", "Option", "defaults", "mip_options", "options_of", "physical_memory_gib",
+           "validate"]
 
 
 # ============================================================================================ constraints
@@ -177,11 +179,26 @@ TIME_LIMIT = Option("time_limit", (Interval(float, 0, None, "neither"),), None, 
 MIN_LEAF = Option("min_leaf", (Interval(int, 1),), 1, None, "rows (unweighted) every non-empty leaf must hold")
 
 
+def physical_memory_gib() -> float:
+    """The machine's physical memory in GiB (``os.sysconf``); 8 where the system does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    except (AttributeError, ValueError, OSError):
+        return 8.0
+
+
+#: The default ``memory_limit`` of every solver: half of physical memory, in GiB (rounded down to 0.1).
+MEMORY_LIMIT = int(physical_memory_gib() * 5) / 10
+
+MEMORY = Option("memory_limit", (Interval(float, 0, None, "neither"),), MEMORY_LIMIT, "no memory guard",
+                "GiB a solve may take, estimated before the large arrays are allocated (a MIP larger than that is "
+                "refused; the DP stops growing its cache and returns its best tree); default: half of physical "
+                "memory")
+
+
 def mip_options(options_class: str, warm_starts: tuple[str, ...]) -> tuple[Option, ...]:
     """The options every MIP formulation takes (the pipeline's, :func:`odtmip.pipeline.solve_mip`): time limit,
     warm start, its options object, HiGHS settings, LP bound, feeding the DP's other trees, the memory guard."""
-    from odtmip.models.formulation import MEMORY_LIMIT  # called by the formulation modules, which import it anyway
-
     return (
         TIME_LIMIT,
         Option("warm_start", (Choices(warm_starts), Instance("odtmip.tree:Tree")), "dp", "no warm start, as 'none'",
@@ -194,9 +211,7 @@ def mip_options(options_class: str, warm_starts: tuple[str, ...]) -> tuple[Optio
         Option("lp_bound", (Boolean(),), False, None,
                "also solve the LP relaxation and report it in stats['lp_relaxation']"),
         Option("feed_dp", (Boolean(),), False, None, "hand HiGHS the other DP start trees during the search"),
-        Option("memory_limit", (Interval(float, 0, None, "neither"),), MEMORY_LIMIT, "no memory guard",
-               "GiB a solve may take, estimated from the model's size before it is built (larger models are "
-               "refused); default: half of physical memory"),
+        MEMORY,
     )
 
 
@@ -211,6 +226,7 @@ DP_OPTIONS: tuple[Option, ...] = (
     Option("leaf_penalty", (Interval(float, 0),), None, "no leaf penalty",
            "lambda: minimise errors / W + lambda x leaves (OSDT), W the total weight; not with a penalty"),
     TIME_LIMIT,
+    MEMORY,
     Option("options", (Instance("odtmip.dp.solver:DPOptions"),), None, "the default DPOptions()",
            "search technique switches (none changes the optimum)"),
 )

@@ -19,6 +19,7 @@ class Status(enum.Enum):
 
     OPTIMAL = "optimal"  # a tree is returned and proven optimal
     TIME_LIMIT = "time_limit"  # a limit stopped the proof; ``tree`` is the best found (may be None)
+    MEMORY_LIMIT = "memory_limit"  # the memory limit stopped the proof; ``tree`` is the best found
     INFEASIBLE = "infeasible"  # proven: no tree meets the constraints
     NO_SOLUTION = "no_solution"  # the search stopped before any tree was found
 
@@ -34,7 +35,7 @@ class SolveResult:
     status : Status
         What was proved.
     stop_reason : str
-        ``"solved"``, ``"time_limit"``, ``"node_limit"``, ``"gap"`` or ``"interrupted"``.
+        ``"solved"``, ``"time_limit"``, ``"memory_limit"``, ``"node_limit"``, ``"gap"`` or ``"interrupted"``.
     tree : Tree or None
         The best tree found; ``None`` when no tree was found.
     objective : float or None

@@ -88,7 +88,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
@@ -111,7 +111,8 @@ from odtmip.dp._kernels._search import (
     root_bound,
     solve_node,
 )
-from odtmip.exceptions import OptionError, VerificationError
+from odtmip.exceptions import OptionError, ResourceError, VerificationError
+from odtmip.options import MEMORY_LIMIT
 from odtmip.results import SolveResult, Status
 from odtmip.tree import Tree, branch, is_close, leaf
 
@@ -268,6 +269,18 @@ def tie_tolerance(weights: np.ndarray, penalty: float, n_classes: int) -> float:
 
 
 # ------------------------------------------------------------------------------------------ encoding
+def estimated_memory_gib(n: int, p: int, n_classes: int, frequency: bool) -> float:
+    """GiB the DP's arrays take for ``n`` rows, ``p`` binary columns and ``n_classes`` classes, before its cache:
+    the column matrix, its encoded copy and the rows' lists of present columns (int64, built from at most
+    half of the entries after the minority flip), the bitsets of the columns and of the depth-two solver's
+    compacted columns per class, and with ``frequency`` counting the two counters of all column pairs."""
+    words = (n + 63) // 64
+    size = 12 * n * p + 8 * words * p * (n_classes + 1)
+    if frequency:
+        size += 2 * 8 * p * p * (n_classes + 1)
+    return size / 2**30
+
+
 def pack_columns(M: np.ndarray) -> np.ndarray:
     """Bitsets of the columns of a 0/1 matrix ``M`` (rows x cols): array (cols, ceil(rows/64)) of uint64."""
     n, m = M.shape
@@ -297,24 +310,18 @@ def encode_columns(Xb: np.ndarray, merge: bool) -> _Encoding:
     n, p = Xb.shape
     if not merge:
         return _Encoding(np.ascontiguousarray(Xb), np.arange(p, dtype=np.int64), np.zeros(p, dtype=bool))
-    seen: set[bytes] = set()
-    keep, flips = [], []
-    for j in range(p):
-        col = Xb[:, j]
-        ones = int(col.sum())
-        if ones == 0 or ones == n:
-            continue
-        canon = col if col[0] == 0 else 1 - col  # f and not-f share one canonical form
-        sig = np.packbits(canon).tobytes()
-        if sig in seen:
-            continue
-        seen.add(sig)
-        keep.append(j)
-        flips.append(2 * ones > n)
-    orig = np.array(keep, dtype=np.int64)
-    flip = np.array(flips, dtype=bool)
-    X = Xb[:, orig] if len(orig) else np.zeros((n, 0), dtype=np.uint8)
-    X = np.where(flip[None, :], 1 - X, X).astype(np.uint8)
+    ones = Xb.sum(axis=0, dtype=np.int64)
+    live = np.flatnonzero((ones > 0) & (ones < n))
+    # canonical form: the column, or its complement when its first row is 1 (f and not-f share one form); the
+    # first column of each form is kept
+    Xl = Xb if len(live) == p else Xb[:, live]
+    canon = np.ascontiguousarray(np.packbits(Xl ^ Xl[:1], axis=0).T)
+    first: dict[bytes, int] = {}
+    for j, form in zip(live, canon):
+        first.setdefault(form.tobytes(), j)
+    orig = np.array(sorted(first.values()), dtype=np.int64)
+    flip = 2 * ones[orig] > n
+    X = (Xb if len(orig) == p else Xb[:, orig]) ^ flip.astype(np.uint8)[None, :]
     return _Encoding(np.ascontiguousarray(X), orig, flip)
 
 
@@ -387,6 +394,10 @@ class DPSolver:
         searched as ``penalty = lambda W`` and reported in these units. Excludes a nonzero ``penalty``.
     options : DPOptions, optional
         Technique switches.
+    memory_limit : float or None, default=half of physical memory
+        GiB: data whose arrays (:func:`estimated_memory_gib`) would take more is refused with a
+        :class:`~odtmip.exceptions.ResourceError`; a search whose cache would outgrow it stops and returns its
+        best tree with ``Status.MEMORY_LIMIT``. None: no guard.
 
     Examples
     --------
@@ -402,7 +413,8 @@ class DPSolver:
     """
 
     def __init__(self, dataset: Dataset, *, min_leaf: int = 1, penalty: float = 0.0,
-                 leaf_penalty: float | None = None, options: DPOptions | None = None):
+                 leaf_penalty: float | None = None, options: DPOptions | None = None,
+                 memory_limit: float | None = MEMORY_LIMIT):
         self.dataset = dataset
         self.min_leaf = _check_int("min_leaf", min_leaf, 1)
         penalty = _check_penalty(penalty)
@@ -423,6 +435,15 @@ class DPSolver:
             raise OptionError("counting='bitset' needs unit sample weights; use 'frequency' or 'auto'")
         self._unit = unit
         self._bitset = counting == "bitset" or (counting == "auto" and unit)
+        self.memory_limit = memory_limit
+        (n, p), K = dataset.Xb.shape, dataset.n_classes
+        self._arrays_gib = estimated_memory_gib(n, p, K, frequency=not self._bitset)
+        if memory_limit is not None and self._arrays_gib > memory_limit:
+            raise ResourceError(
+                f"the DP on {n:,} rows x {p:,} binary columns ({K} classes"
+                f"{', frequency counting' if not self._bitset else ''}) would take about {self._arrays_gib:.1f} GiB, "
+                f"more than memory_limit = {memory_limit:g} GiB; use fewer columns (numeric buckets or fewer "
+                "thresholds), fewer rows, or raise memory_limit")
         self._enc = encode_columns(dataset.Xb, self.options.merge_features)
         self._build_arrays()
 
@@ -439,13 +460,11 @@ class DPSolver:
         if p == 0:
             fbits = np.zeros((0, W), dtype=np.uint64)
         cbits = pack_columns((y[:, None] == np.arange(K)[None, :]).astype(np.uint8))
-        rows, cols = np.nonzero(enc.X)  # row-major: each row's features ascending
-        rptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(rows, minlength=n), out=rptr[1:])
+        rptr, cols = kcommon.row_lists(enc.X)
         minority = (equivalent_minority(enc.X, y, wts, K) if self.options.equivalent_points
                     else np.zeros(n, dtype=bool))
         self._data = Data(feature_bits=fbits, class_bits=cbits, weights=wts, labels=y, row_start=rptr,
-                          row_features=np.ascontiguousarray(cols, dtype=np.int64),
+                          row_features=cols,
                           minority_bits=pack_columns(minority[:, None].astype(np.uint8))[0])
         self._W = W
         self._key_words = max(1, (2 * p + 63) // 64) if self.options.cache == "branch" else W
@@ -555,14 +574,14 @@ class DPSolver:
             while True:
                 nk = (1 << k) - 1 if node_limit is None else min(node_limit, (1 << k) - 1)
                 d, n = self._root_budget(k, nk)
-                cost, nodes, st, inc, g = self._run(d, n, ubc, ubn, prm)
+                cost, nodes, st, inc, g, out_of_memory = self._run(d, n, ubc, ubn, prm)
                 totals += st
                 grows += g
                 stats["depth_bound"] = bound
-                if st[kcommon.S_TIMEOUT]:
+                if st[kcommon.S_TIMEOUT] or out_of_memory:
                     # a bound of the root is only valid for the problem at the bound's depth (None: no bound)
                     final = self._root_budget(bound, (1 << bound) - 1) if bound <= UNBOUNDED_DEPTH_CAP else None
-                    return self._timed_out(d, n, inc, warm, totals, grows, stats, t0, eq, final)
+                    return self._stopped(d, n, inc, warm, totals, grows, stats, t0, eq, final, out_of_memory)
                 if not math.isfinite(cost):
                     raise VerificationError("the search found no tree within the previous depth's objective")
                 warm = (self._build(self._root, self._root_key(), d, n), cost, nodes, d, n)
@@ -583,11 +602,11 @@ class DPSolver:
             stats["depth_bound"] = depth
             n = (1 << depth) - 1 if node_limit is None else min(node_limit, (1 << depth) - 1)
             d, n = self._root_budget(min(depth, n), n)
-            cost, nodes, st, inc, g = self._run(d, n, math.inf, NO_BOUND_NODES, prm)
+            cost, nodes, st, inc, g, out_of_memory = self._run(d, n, math.inf, NO_BOUND_NODES, prm)
             totals += st
             grows += g
-            if st[kcommon.S_TIMEOUT]:
-                return self._timed_out(d, n, inc, warm, totals, grows, stats, t0, eq, (d, n))
+            if st[kcommon.S_TIMEOUT] or out_of_memory:
+                return self._stopped(d, n, inc, warm, totals, grows, stats, t0, eq, (d, n), out_of_memory)
         if not math.isfinite(cost):
             raise VerificationError("the search returned no tree although the leaf is feasible")
         spec = self._build(self._root, self._root_key(), d, n)
@@ -610,7 +629,8 @@ class DPSolver:
         """One search of the root at budget (d, n) under the upper bound (ubc, ubn), growing the cache as needed.
 
         Returns the optimum (objective, nodes) within the bound (inf if none), the statistics, the root
-        incumbent and the number of cache grows.
+        incumbent, the number of cache grows and whether the memory limit stopped the search (the cache would
+        outgrow it).
         """
         search = self._new_search(d, prm)
         st = search.st
@@ -620,15 +640,18 @@ class DPSolver:
             cost, nodes, _ = solve_node(search, 0, 0, d, n, ubc, ubn)
             if not st[kcommon.S_FULL]:
                 break
+            grown_gib = self._arrays_gib + 2 * sum(a.nbytes for a in self._cache) / 2**30
+            if self.memory_limit is not None and grown_gib > self.memory_limit:
+                return math.inf, 0, st, search.incumbent, grows, True
             self._cache = kc.grow_tables(self._cache)
             search = search._replace(cache=self._cache)
             grows += 1
-        return float(cost), int(nodes), st, search.incumbent, grows
+        return float(cost), int(nodes), st, search.incumbent, grows, False
 
-    def _timed_out(self, d, n, inc, warm, totals, grows, stats, t0, eq, final) -> SolveResult:
-        """The best tree known at the deadline (root incumbent ``inc`` of the budget (d, n) being searched, the
-        optimum of a shallower depth, or the leaf) and the cached bound of the root at the problem's budget
-        ``final``."""
+    def _stopped(self, d, n, inc, warm, totals, grows, stats, t0, eq, final, out_of_memory) -> SolveResult:
+        """The best tree known when the deadline passed or the memory limit was reached (root incumbent ``inc``
+        of the budget (d, n) being searched, the optimum of a shallower depth, or the leaf) and the cached bound
+        of the root at the problem's budget ``final``."""
         spec, value = self._incumbent(inc)
         limits = (d, n)
         if warm is not None and warm[1] < value - self._tol:
@@ -640,7 +663,8 @@ class DPSolver:
             lb = float(root_bound(self._cache, self._root_key(), final[0], final[1], self._tol)[0])
         bound = min(max(lb, eq), value)
         self._add_stats(stats, totals, grows, t0)
-        return SolveResult("dp", Status.TIME_LIMIT, "time_limit", tree, self._objective(tree), self._report(bound),
+        status = Status.MEMORY_LIMIT if out_of_memory else Status.TIME_LIMIT
+        return SolveResult("dp", status, status.value, tree, self._objective(tree), self._report(bound),
                            time.perf_counter() - t0, stats)
 
     def _add_stats(self, stats: dict, st: np.ndarray, grows: int, t0: float) -> None:
@@ -767,7 +791,7 @@ class DPSolver:
 
 def solve_dp(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | None = None, min_leaf: int = 1,
              penalty: float = 0.0, time_limit: float | None = None, options: DPOptions | None = None,
-             leaf_penalty: float | None = None) -> SolveResult:
+             leaf_penalty: float | None = None, memory_limit: float | None = MEMORY_LIMIT) -> SolveResult:
     """Optimal classification tree by MurTree-style dynamic programming (see the module docstring).
 
     Parameters
@@ -785,17 +809,20 @@ def solve_dp(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | None 
     penalty : float, default=0.0
         Objective per branch node, in units of (weighted) misclassifications.
     time_limit : float, optional
-        Seconds; at the limit the best tree found is returned with ``Status.TIME_LIMIT``.
+        Seconds for the whole call, the preprocessing of the columns included; at the limit the best tree
+        found is returned with ``Status.TIME_LIMIT``.
     options : DPOptions, optional
         Technique switches (none changes the optimum).
     leaf_penalty : float, optional
         lambda >= 0: minimise the sparse objective of [OSDT] Eq. 4, errors / W + lambda x leaves (W the
         total weight); ``objective`` and ``bound`` are then in these units. Excludes a nonzero ``penalty``.
+    memory_limit : float or None, default=half of physical memory
+        GiB the arrays and the cache may take (see :class:`DPSolver`); None: no guard.
 
     Returns
     -------
     SolveResult
-        See :meth:`DPSolver.solve`.
+        See :meth:`DPSolver.solve`; ``seconds`` and ``stats["preprocess_seconds"]`` include the preprocessing.
 
     Examples
     --------
@@ -812,5 +839,16 @@ def solve_dp(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | None 
     >>> res.tree.n_leaves, round(res.objective, 12)
     (2, 0.6)
     """
-    return DPSolver(dataset, min_leaf=min_leaf, penalty=penalty, leaf_penalty=leaf_penalty,
-                    options=options).solve(max_depth=max_depth, max_nodes=max_nodes, time_limit=time_limit)
+    limit = _check_time_limit(time_limit)
+    compile_seconds = warm_up()  # before the clock starts (the solve below reports it)
+    t0 = time.perf_counter()
+    solver = DPSolver(dataset, min_leaf=min_leaf, penalty=penalty, leaf_penalty=leaf_penalty, options=options,
+                      memory_limit=memory_limit)
+    prep = time.perf_counter() - t0
+    # the search gets what the preprocessing left (a sliver when nothing: it then returns its first tree)
+    left = None if limit is None else max(limit - prep, 1e-6)
+    result = solver.solve(max_depth=max_depth, max_nodes=max_nodes, time_limit=left)
+    stats = {**result.stats, "preprocess_seconds": prep}
+    if compile_seconds:
+        stats["compile_seconds"] = compile_seconds
+    return replace(result, seconds=result.seconds + prep, stats=stats)

@@ -22,13 +22,13 @@ Adding a formulation
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from odtmip.data import Dataset
 from odtmip.exceptions import OptionError
+from odtmip.options import MEMORY_LIMIT  # noqa: F401  (the formulations' default, declared with the options)
 from odtmip.tree import Tree
 
 
@@ -102,18 +102,6 @@ def estimated_memory_gib(size: dict) -> float:
     """GiB a solve of a model of ``size`` (:attr:`Formulation.size`) takes at its peak, by the constants above."""
     return (size["n_nonzeros"] * BYTES_PER_NONZERO + size["n_constraints"] * BYTES_PER_ROW
             + size["n_variables"] * BYTES_PER_COLUMN) / 2**30
-
-
-def physical_memory_gib() -> float:
-    """The machine's physical memory in GiB (``os.sysconf``); 8 where the system does not say."""
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    except (AttributeError, ValueError, OSError):
-        return 8.0
-
-
-#: The default ``memory_limit`` of every MIP formulation: half of physical memory, in GiB (rounded down to 0.1).
-MEMORY_LIMIT = int(physical_memory_gib() * 5) / 10
 
 
 def _no_shortcut(data: Dataset, options) -> None:

@@ -83,10 +83,14 @@ S_CAPPED = 10  # splits with a child budget reduced by the support or leaf-count
 S_EQUIV_CLOSED = 11  # subproblems closed because their leaf reaches the equivalent-points bound
 S_LEAF_ACC = 12  # splits skipped by the leaf-accuracy bound ([OSDT] Theorem 3.5)
 S_SPLIT_BOUND = 13  # splits pruned by the incremental-accuracy split bound only ([OSDT] Theorem 3.4)
-N_STATS = 14
+S_WORK = 14  # word operations of long loops since the clock was last read (:func:`past_deadline`)
+N_STATS = 15
 
 #: Read the clock once per this many search nodes (an objmode call costs about 0.4 us).
 CLOCK_EVERY = 256
+#: Loops with long steps (rows of feature pairs, rows of a frequency counter) read the clock once this many
+#: word operations have passed since the last read (about a millisecond).
+CLOCK_WORK = 1 << 20
 
 #: Class-weight vectors ``cnt`` hold K class weights, then the row count at index K and the equivalent-points
 #: weight at index K + 1: the weight no tree can classify correctly ([OSDT] Theorem B.2). Offset from K:
@@ -136,6 +140,39 @@ def check_clock(st, deadline):
     st[S_TICK] += 1
     if st[S_TICK] >= CLOCK_EVERY:
         st[S_TICK] = 0
+        if deadline < INF and clock() > deadline:
+            st[S_TIMEOUT] = 1
+    return st[S_TIMEOUT] != 0
+
+
+@njit(cache=NUMBA_CACHE)
+def row_lists(X):
+    """The present columns of every row of a 0/1 matrix ``X`` (uint8, n x p): (row_start, row_features) of
+    :class:`Data`."""
+    n, p = X.shape
+    start = np.zeros(n + 1, dtype=np.int64)
+    for i in range(n):
+        c = 0
+        for j in range(p):
+            c += X[i, j]
+        start[i + 1] = start[i] + c
+    features = np.empty(start[n], dtype=np.int64)
+    for i in range(n):
+        k = start[i]
+        for j in range(p):
+            if X[i, j]:
+                features[k] = j
+                k += 1
+    return start, features
+
+
+@njit(cache=NUMBA_CACHE)
+def past_deadline(st, deadline, work):
+    """For loops with long steps: count ``work`` word operations and read the clock once ``CLOCK_WORK`` of
+    them have passed; True once past ``deadline``."""
+    st[S_WORK] += work
+    if st[S_WORK] >= CLOCK_WORK:
+        st[S_WORK] = 0
         if deadline < INF and clock() > deadline:
             st[S_TIMEOUT] = 1
     return st[S_TIMEOUT] != 0

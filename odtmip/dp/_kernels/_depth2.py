@@ -44,9 +44,11 @@ from odtmip.dp._kernels._common import (
     S_DEPTH2,
     S_INCREMENTAL,
     S_RECOUNT,
+    S_TIMEOUT,
     leaf_cost,
     lex_lt,
     max_class,
+    past_deadline,
     popcount,
     trailing_zeros,
 )
@@ -170,10 +172,20 @@ def _add_row(fq, s, r, sign, data, K):
             fq[s, fa, fb, K] += sign
 
 
+@njit(cache=NUMBA_CACHE, inline="always")
+def _word_work(data):
+    """Operations to add the rows of one bitset word to a counter: 64 rows of m(m+1)/2 feature pairs each, m
+    the mean number of present features per row."""
+    m = data.row_start[-1] // max(1, data.labels.shape[0])
+    return 32 * m * (m + 1)
+
+
 @njit(cache=NUMBA_CACHE)
-def _add_rows(fq, s, bits, sign, data, K):
-    """Add or remove every row of ``bits`` from counter ``s``."""
+def _add_rows(fq, s, bits, sign, data, K, st, deadline):
+    """Add or remove every row of ``bits`` from counter ``s``; stops (unfinished) once past ``deadline``."""
     for i in range(bits.shape[0]):
+        if past_deadline(st, deadline, _word_work(data)):
+            return
         word = bits[i]
         while word:
             _add_row(fq, s, i * 64 + np.int64(trailing_zeros(word)), sign, data, K)
@@ -199,6 +211,8 @@ def _frequency(data, scr, prm, st, D, n_rows):
         s = best
         if best_diff > 0:
             for i in range(W):
+                if past_deadline(st, prm.deadline, _word_work(data)):
+                    break
                 gone = fqD[s, i] & ~D[i]
                 while gone:
                     _add_row(fq, s, i * 64 + np.int64(trailing_zeros(gone)), -1.0, data, K)
@@ -217,10 +231,10 @@ def _frequency(data, scr, prm, st, D, n_rows):
             elif fqv[0] and fqv[1]:
                 s = 1 - best if best >= 0 else 0
         fq[s, :, :, :] = 0.0
-        _add_rows(fq, s, D, 1.0, data, K)
+        _add_rows(fq, s, D, 1.0, data, K, st, prm.deadline)
         st[S_RECOUNT] += 1
     fqD[s, :] = D
-    fqv[s] = 1
+    fqv[s] = st[S_TIMEOUT] == 0  # a counter cut short by the deadline holds no subproblem
     return s
 
 
@@ -248,14 +262,17 @@ def _record_pair(i, j, l00, l01, l10, l11, bLc, bLf, bRc, bRf, tol):
 
 
 @njit(cache=NUMBA_CACHE)
-def _pairs_general(scr, prm, na, nw, s, cnt):
-    """Phase 2 for any K and cost: best child split of each side of each root, over all feature pairs."""
+def _pairs_general(scr, prm, st, na, nw, s, cnt):
+    """Phase 2 for any K and cost: best child split of each side of each root, over all feature pairs; stops
+    (unfinished) once past the deadline."""
     K, code, minrows, tol = prm.n_classes, prm.cost, prm.min_rows, prm.tol
     C = K + 1
     act, diag, comp, compc = scr.active, scr.feat_counts, scr.feat_bits, scr.feat_class_bits
     fq, cell, pc = scr.freq, scr.cells, scr.pair_counts
     bLc, bLf, bRc, bRf = scr.left_cost, scr.left_feature, scr.right_cost, scr.right_feature
     for a in range(na):
+        if past_deadline(st, prm.deadline, (na - a) * (nw + 1)):
+            return
         i = act[a]
         for b in range(a + 1, na):
             j = act[b]
@@ -297,7 +314,7 @@ def _binary_cost(rows, pos, minrows):
 
 
 @njit(cache=NUMBA_CACHE)
-def _pairs_binary(scr, prm, na, nw, cnt):
+def _pairs_binary(scr, prm, st, na, nw, cnt):
     """Phase 2 specialised to two classes, unit weights and misclassifications (the common case).
 
     Same result as :func:`_pairs_general`; the cells live in registers: with t = |col_i & col_j| and
@@ -309,6 +326,8 @@ def _pairs_binary(scr, prm, na, nw, cnt):
     bLc, bLf, bRc, bRf = scr.left_cost, scr.left_feature, scr.right_cost, scr.right_feature
     big_n, big_p = cnt[2], cnt[1]
     for a in range(na):
+        if past_deadline(st, prm.deadline, (na - a) * (nw + 1)):
+            return
         i = act[a]
         ni, pi = diag[i, 2], diag[i, 1]
         for b in range(a + 1, na):
@@ -388,6 +407,8 @@ def solve_terminal(data, scr, prm, st, D, cnt, pairs):
         nw = _compact(data, scr, D, K)
     else:
         s = _frequency(data, scr, prm, st, D, n_rows)
+        if st[S_TIMEOUT]:
+            return
         for f in range(p):
             for c in range(C):
                 diag[f, c] = fq[s, f, f, c]
@@ -433,9 +454,9 @@ def solve_terminal(data, scr, prm, st, D, cnt, pairs):
         f = act[a]
         bLc[f], bLf[f], bRc[f], bRf[f] = INF, -1, INF, -1
     if prm.bitset and K == 2 and code == COST_ERRORS:
-        _pairs_binary(scr, prm, na, nw, cnt)
+        _pairs_binary(scr, prm, st, na, nw, cnt)
     else:
-        _pairs_general(scr, prm, na, nw, s, cnt)
+        _pairs_general(scr, prm, st, na, nw, s, cnt)
 
     b2c, b2f, b2l, b2r = INF, -1, -1, -1
     b3c, b3f = INF, -1

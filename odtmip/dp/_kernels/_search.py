@@ -292,6 +292,8 @@ def _solve_depth_two(data, scr, cache, archive, prm, st, key, k, D, cnt, d, n):
     §4.3-4.4). Its results are exact whatever the upper bound, so every budget it solves is cached ([MurTree]
     §4.6), and ``D`` is archived. :data:`NO_TREE` when the key table is full."""
     solve_terminal(data, scr, prm, st, D, cnt, d == 2)
+    if st[S_TIMEOUT]:
+        return NO_TREE  # cut short by the deadline: nothing to store
     if k < 0:
         k = key_index(cache, key, True, st)
         if k < 0:
