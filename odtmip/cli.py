@@ -15,7 +15,7 @@ import math
 import os
 import sys
 
-from odtmip import __version__, datasets, metrics
+from odtmip import __version__, datasets, metrics, progress
 from odtmip.check import MODELS, check
 from odtmip.compare import add_compare_command, run_compare
 from odtmip.data import Dataset
@@ -82,7 +82,8 @@ def _add_verbosity(p: argparse.ArgumentParser) -> None:
     not overwrite what was given before it)."""
     g = p.add_mutually_exclusive_group()
     g.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
-                   help="log progress to stderr (which target and file were taken, the data's encoding)")
+                   help="log to stderr which target and file were taken, the data's encoding, and a progress "
+                        "line of long solves every 2 s (also shown when stderr is a terminal)")
     g.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
                    help="log errors only (no warnings)")
 
@@ -302,6 +303,8 @@ def main(argv=None) -> int:
     logging.basicConfig(level=logging.INFO if verbose else logging.ERROR if quiet else logging.WARNING,
                         stream=sys.stderr, format="%(name)s: %(message)s")
     log.setLevel(logging.DEBUG if getattr(args, "log", False) else logging.NOTSET)
+    # progress lines of long solves (odtmip.progress): on a terminal, or with -v; never with --quiet
+    progress.logger.setLevel(logging.INFO if not quiet and (verbose or sys.stderr.isatty()) else logging.WARNING)
     try:
         code = {"fit": _cmd_fit, "check": _cmd_check, "datasets": _cmd_datasets,
                 "compare": run_compare}[args.command](args)

@@ -92,6 +92,7 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
+from odtmip import progress
 from odtmip.data import Dataset
 from odtmip.dp._kernels import _cache as kc
 from odtmip.dp._kernels import _common as kcommon
@@ -501,9 +502,11 @@ class DPSolver:
         levels = new_levels(depth, self._W, self._key_words, self._K + 1 + kcommon.CNT_EQUIV)
         levels.bits[0, 0] = self._root
         levels.counts[0, 0] = self._root_counts
+        st = np.zeros(kcommon.N_STATS, dtype=np.int64)
+        st[kcommon.S_NEXT_REPORT] = (np.iinfo(np.int64).max if math.isinf(prm.report_every)
+                                     else int((time.perf_counter() + prm.report_every) * 1e6))
         return Search(data=self._data, cache=self._cache, archive=self._archive, scratch=self._scratch,
-                      levels=levels, prm=prm, st=np.zeros(kcommon.N_STATS, dtype=np.int64),
-                      incumbent=new_incumbent())
+                      levels=levels, prm=prm, st=st, incumbent=new_incumbent())
 
     # ------------------------------------------------------------------ solve
     def solve(self, max_depth: int | None = 3, max_nodes: int | None = None,
@@ -556,7 +559,9 @@ class DPSolver:
         if self._n < self.min_leaf:
             return SolveResult("dp", Status.INFEASIBLE, "solved", None, None, math.inf,
                                time.perf_counter() - t0, stats)
-        prm = self._params._replace(deadline=math.inf if limit is None else t0 + limit)
+        prm = self._params._replace(deadline=math.inf if limit is None else t0 + limit,
+                                    report_every=progress.INTERVAL if progress.enabled() else math.inf)
+        self._reporter = progress.Reporter("dp", t0)
         totals = np.zeros(kcommon.N_STATS, dtype=np.int64)
         grows = 0
         warm = None  # (spec, objective, nodes, depth budget, node budget) of the best tree of a shallower solve
@@ -637,7 +642,11 @@ class DPSolver:
         grows = 0
         while True:
             st[kcommon.S_FULL] = 0
-            cost, nodes, _ = solve_node(search, 0, 0, d, n, ubc, ubn)
+            progress._DP_REPORT[0] = lambda: self._progress(search, d, n, ubc)  # noqa: B023 (called in the loop)
+            try:
+                cost, nodes, _ = solve_node(search, 0, 0, d, n, ubc, ubn)
+            finally:
+                progress._DP_REPORT[0] = None
             if not st[kcommon.S_FULL]:
                 break
             grown_gib = self._arrays_gib + 2 * sum(a.nbytes for a in self._cache) / 2**30
@@ -647,6 +656,13 @@ class DPSolver:
             search = search._replace(cache=self._cache)
             grows += 1
         return float(cost), int(nodes), st, search.incumbent, grows, False
+
+    def _progress(self, search: Search, d: int, n: int, ubc: float) -> None:
+        """A progress line: the best root tree of this search (or the previous depth's optimum ``ubc``) and the
+        cached lower bound of the root at budget (d, n)."""
+        best = min(float(search.incumbent[INC_COST]), ubc)
+        bound = float(root_bound(self._cache, self._root_key(), d, n, self._tol)[0])
+        self._reporter(self._report(best) if math.isfinite(best) else None, self._report(bound))
 
     def _stopped(self, d, n, inc, warm, totals, grows, stats, t0, eq, final, out_of_memory) -> SolveResult:
         """The best tree known when the deadline passed or the memory limit was reached (root incumbent ``inc``

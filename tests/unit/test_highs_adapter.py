@@ -617,3 +617,16 @@ def test_thread_counts_from_different_python_threads():
     worker.join()
     run(1, results)
     assert results == [True, True, True]
+
+
+def test_a_time_limit_switches_off_the_presolve_rule_that_ignores_the_clock():
+    hs = _highs._highspy()
+
+    def rule_off(options, mip=True):
+        h = _highs._new_highs(hs, options, mip=mip, recorder=_highs._Recorder(echo=False))
+        return h.getOptionValue("presolve_rule_off")[1]
+
+    assert rule_off(HighsOptions(time_limit=5)) == _highs.PRESOLVE_ENUMERATION == 1 << 16
+    assert rule_off(HighsOptions()) == 0  # no limit: HiGHS's full presolve
+    assert rule_off(HighsOptions(time_limit=5), mip=False) == 0  # an LP has no enumeration
+    assert rule_off(HighsOptions(time_limit=5, extra={"presolve_rule_off": 0})) == 0  # the user's choice wins

@@ -20,6 +20,8 @@ import numpy as np
 from numba import njit, objmode, types
 from numba.extending import intrinsic
 
+from odtmip.progress import dp_hook
+
 #: Compile with ``cache=True`` unless the environment says ``ODTMIP_NUMBA_CACHE=0``.
 NUMBA_CACHE = os.environ.get("ODTMIP_NUMBA_CACHE", "1") != "0"
 
@@ -53,6 +55,7 @@ class Params(NamedTuple):
     penalty: float = 0.0  # objective per branch node
     tol: float = 0.0  # objectives closer than this are equal
     deadline: float = INF  # time.perf_counter() value at which to stop (inf: none)
+    report_every: float = INF  # seconds between progress reports (odtmip.progress.dp_hook; inf: none)
     min_correct: float = -1.0  # a leaf of an optimal tree classifies more than this weight correctly (-1: no test)
 
 
@@ -84,7 +87,8 @@ S_EQUIV_CLOSED = 11  # subproblems closed because their leaf reaches the equival
 S_LEAF_ACC = 12  # splits skipped by the leaf-accuracy bound ([OSDT] Theorem 3.5)
 S_SPLIT_BOUND = 13  # splits pruned by the incremental-accuracy split bound only ([OSDT] Theorem 3.4)
 S_WORK = 14  # word operations of long loops since the clock was last read (:func:`past_deadline`)
-N_STATS = 15
+S_NEXT_REPORT = 15  # microseconds (time.perf_counter()) of the next progress report
+N_STATS = 16
 
 #: Read the clock once per this many search nodes (an objmode call costs about 0.4 us).
 CLOCK_EVERY = 256
@@ -123,6 +127,7 @@ def trailing_zeros(typingctx, x):
 
 
 _perf_counter = time.perf_counter
+_dp_hook = dp_hook
 
 
 @njit(cache=NUMBA_CACHE)
@@ -134,14 +139,21 @@ def clock():
 
 
 @njit(cache=NUMBA_CACHE)
-def check_clock(st, deadline):
-    """Count a search node and read the clock every ``CLOCK_EVERY`` nodes; True once past ``deadline``."""
+def check_clock(st, prm):
+    """Count a search node and read the clock every ``CLOCK_EVERY`` nodes; report progress when due; True once
+    past the deadline."""
     st[S_NODES] += 1
     st[S_TICK] += 1
     if st[S_TICK] >= CLOCK_EVERY:
         st[S_TICK] = 0
-        if deadline < INF and clock() > deadline:
-            st[S_TIMEOUT] = 1
+        if prm.deadline < INF or prm.report_every < INF:
+            now = clock()
+            if now > prm.deadline:
+                st[S_TIMEOUT] = 1
+            if now * 1e6 >= st[S_NEXT_REPORT]:
+                st[S_NEXT_REPORT] = np.int64((now + prm.report_every) * 1e6)
+                with objmode():
+                    _dp_hook()
     return st[S_TIMEOUT] != 0
 
 

@@ -380,7 +380,7 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
     mincorrect = prm.min_correct  # -1 when the leaf-accuracy bound is off (or the penalty is 0)
     sparse = pen > 0.0  # the [OSDT] bounds below only prune with a positive penalty
     inc_acc = sparse and prm.incremental_accuracy
-    if check_clock(st, prm.deadline) or st[S_FULL]:
+    if check_clock(st, prm) or st[S_FULL]:
         return NO_TREE
     D, cnt = lbits[lvl, side], lcnt[lvl, side]
     n_rows = np.int64(cnt[K])

@@ -1,0 +1,69 @@
+"""Progress of long solves: a line every few seconds with the best objective so far, the bound and the gap.
+
+Both engines report through the logger ``odtmip.progress`` at level INFO, so a program decides with the standard
+``logging`` machinery whether and where the lines go; the ``odtmip`` command shows them on stderr when stderr is a
+terminal or ``-v`` is given. The DP reports from inside its compiled search (:func:`dp_hook`), a MIP from HiGHS's
+logging callback; both through one :class:`Reporter`, which keeps the interval.
+
+Example line::
+
+    odtmip.progress: dp  12.0 s  best 41  bound 17  gap 58.5%
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+
+logger = logging.getLogger("odtmip.progress")
+
+#: Seconds between two progress lines of one solve.
+INTERVAL = 2.0
+
+
+def enabled() -> bool:
+    """True when progress lines would be shown (``odtmip.progress`` logs at INFO)."""
+    return logger.isEnabledFor(logging.INFO)
+
+
+def _number(value: float | None) -> str:
+    if value is None or not math.isfinite(value):
+        return "-"
+    return f"{value:.6g}"
+
+
+class Reporter:
+    """Writes at most one progress line per ``interval`` seconds (default :data:`INTERVAL`) for one solve named
+    ``solver``; ``start`` is the solve's ``time.perf_counter()`` at its start."""
+
+    def __init__(self, solver: str, start: float | None = None, interval: float | None = None):
+        self.solver = solver
+        self.start = time.perf_counter() if start is None else start
+        self.interval = INTERVAL if interval is None else interval
+        self.next = self.start + self.interval
+
+    def __call__(self, best: float | None, bound: float | None, elapsed: float | None = None) -> None:
+        """Report ``best`` (the incumbent's objective; None: none yet) and ``bound`` if the interval passed."""
+        now = time.perf_counter()
+        if now < self.next or not enabled():
+            return
+        self.next = now + self.interval
+        elapsed = now - self.start if elapsed is None else elapsed
+        gap = "-"
+        if best is not None and bound is not None and math.isfinite(best) and math.isfinite(bound):
+            gap = f"{100 * abs(best - bound) / max(abs(best), 1e-9):.1f}%"  # either sense of optimisation
+        logger.info("%s  %.1f s  best %s  bound %s  gap %s", self.solver, elapsed, _number(best), _number(bound),
+                    gap)
+
+
+#: What the DP's compiled search reports on: a callable without arguments set by the running DP solve (None:
+#: none). The search calls :func:`dp_hook` from compiled code, which cannot hold Python objects.
+_DP_REPORT = [None]
+
+
+def dp_hook() -> None:
+    """Called by the DP's compiled search at progress intervals: runs the active solve's report."""
+    report = _DP_REPORT[0]
+    if report is not None:
+        report()

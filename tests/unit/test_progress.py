@@ -1,0 +1,75 @@
+"""Progress lines of long solves (odtmip.progress): from the DP's compiled search, from HiGHS's callback, and the
+command's choice of when to show them."""
+
+import logging
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from odtmip import progress
+from odtmip.cli import main
+from odtmip.data import Dataset
+from odtmip.dp import solve_dp
+
+
+@pytest.fixture
+def every_time(monkeypatch):
+    """Report at every chance (interval 0) instead of every 2 s."""
+    monkeypatch.setattr(progress, "INTERVAL", 0.0)
+
+
+def _lines(caplog):
+    return [r.getMessage() for r in caplog.records if r.name == "odtmip.progress"]
+
+
+def _hard(rng):
+    X = rng.integers(0, 2, size=(300, 25))
+    y = (X[:, 0] ^ X[:, 1] ^ (X[:, 2] & X[:, 3]) ^ (rng.random(300) < 0.15)).astype(int)
+    return Dataset(X, y)
+
+
+def test_the_dp_reports_its_best_tree_and_bound_from_inside_the_search(rng, every_time, caplog):
+    ds = _hard(rng)
+    with caplog.at_level(logging.INFO, logger="odtmip.progress"):
+        res = solve_dp(ds, 4)
+    lines = _lines(caplog)
+    assert lines and all(line.startswith("dp  ") for line in lines)
+    best = [float(line.split(" best ")[1].split()[0]) for line in lines if " best -" not in line]
+    bounds = [float(line.split(" bound ")[1].split()[0]) for line in lines]
+    assert best and min(best) >= res.objective  # an incumbent is a tree: never below the optimum
+    assert max(bounds) <= res.objective  # a bound never above it
+
+
+def test_no_progress_lines_unless_asked(rng, every_time, caplog):
+    with caplog.at_level(logging.WARNING, logger="odtmip.progress"):
+        solve_dp(_hard(rng), 4)
+    assert _lines(caplog) == []
+
+
+def test_the_mip_reports_highs_incumbent_and_dual_bound(caplog):
+    from odtmip.models._highs import _Recorder
+
+    rec = _Recorder(echo=False)
+    rec.progress = progress.Reporter("highs", interval=0.0)
+    event = SimpleNamespace(data_out=SimpleNamespace(running_time=1.25, mip_primal_bound=5.0, mip_dual_bound=3.0,
+                                                     mip_node_count=7))
+    with caplog.at_level(logging.INFO, logger="odtmip.progress"):
+        rec.on_mip_log(event)
+        event.data_out.mip_primal_bound = float("inf")  # no incumbent yet
+        rec.on_mip_log(event)
+    assert _lines(caplog) == ["highs  1.2 s  best 5  bound 3  gap 40.0%", "highs  1.2 s  best -  bound 3  gap -"]
+    assert rec.points[0] == (1.25, 5.0, 3.0, 7)
+
+
+@pytest.mark.parametrize(("flags", "shown"), [(["-v"], True), ([], False), (["--quiet"], False)])
+def test_the_command_shows_progress_with_verbose_only_off_a_terminal(rng, every_time, capsys, monkeypatch,
+                                                                    tmp_path, flags, shown):
+    ds = _hard(rng)
+    path = tmp_path / "d.csv"
+    np.savetxt(path, np.column_stack([ds.Xb, ds.y]), fmt="%d", delimiter=",",
+               header=",".join([f"x{j}" for j in range(25)] + ["class"]), comments="")
+    monkeypatch.setattr(logging.getLogger(), "handlers", [])  # let the command configure logging afresh
+    assert main(["fit", str(path), "--depth", "4", "--json", *flags]) == 0
+    err = capsys.readouterr().err
+    assert ("odtmip.progress: dp  " in err) is shown
