@@ -9,6 +9,7 @@ command quietly with exit code 141, as a shell reports a process that a broken p
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import math
@@ -16,8 +17,8 @@ import os
 import sys
 
 from odtmip import __version__, datasets, metrics, progress
-from odtmip.check import MODELS, check
-from odtmip.compare import add_compare_command, run_compare
+from odtmip.check import MODELS, dp_problem
+from odtmip.compare import Variant, add_compare_command, grid, run_compare, solve_cell
 from odtmip.data import Dataset
 from odtmip.exceptions import OdtmipError
 from odtmip.models import FORMULATIONS, HighsOptions
@@ -262,21 +263,35 @@ def _cmd_fit(args) -> int:
 
 
 def _cmd_check(args) -> int:
+    """One cell of ``odtmip compare``: the model (with the DP's warm start and LP bound) and the DP, the verdict,
+    and the comparison's row (sizes, LP and root bounds, nodes, times)."""
     options = _solver_options(args, args.model)
     data = load_dataset(args)
-    report = check(data, args.model, **options)
+    depth, time_limit = options.pop("max_depth"), options.pop("time_limit", None)
+    options.pop("highs", None)  # --log: the cell echoes HiGHS's log itself
+    dp_problem(data, args.model, depth, **options)  # refuses, before any solve, options without a DP equivalent
+    (cell,) = grid({args.data: data}, [Variant(args.model, options)], depths=[depth], time_limit=time_limit)
+    row, report, _ = solve_cell(dataclasses.replace(cell, log=args.log))
     if args.json:
         units = report.problem.in_model_units
         print(json.dumps({"model": report.model, "verdict": report.verdict, "relation": report.relation,
                           "dp_objective": units(report.dp.objective),
                           "dp_deep_objective": units(report.dp_deep.objective),
-                          "mip": result_record(report.mip, data), "dp": result_record(report.dp, report.problem.data)}))
+                          "mip": result_record(report.mip, data), "dp": result_record(report.dp, report.problem.data),
+                          "row": {k: _finite(v) if isinstance(v, float) else v for k, v in row.items()}}))
         return 0
     print(f"data: {args.data}: {data.describe()}")
     if report.mip.tree is not None:
         print(report.mip.tree.to_text())
     print(report.summary())
+    print(f"model size: {row['n_constraints']:,} rows, {row['n_variables']:,} columns ({row['n_binaries']:,} binary), "
+          f"{row['n_nonzeros']:,} nonzeros; LP bound {_fmt(row['lp_bound'])}, root bound {_fmt(row['root_bound'])}, "
+          f"{row['nodes']} nodes")
     return 0 if report.verdict != "disagree" else 1
+
+
+def _fmt(x) -> str:
+    return "none" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.6g}"
 
 
 def _cmd_datasets(args) -> int:

@@ -213,6 +213,7 @@ class Cell:
     time_limit: float | None
     lp_bound: bool = True
     threads: int | None = None
+    log: bool = field(default=False, compare=False)  # echo HiGHS's log to stderr (not part of the run's identity)
 
     @property
     def key(self) -> str:
@@ -293,20 +294,27 @@ def _identity(cell: Cell) -> dict:
 
 
 def _run(cell: Cell) -> dict:
+    return solve_cell(cell)[0]
+
+
+def solve_cell(cell: Cell):
+    """Run one cell: ``(row, report, mip)`` with the row of :data:`COLUMNS`, the
+    :class:`~odtmip.check.CheckReport` (None when the variant's options leave no DP equivalent, e.g. a sensitivity
+    target) and the MIP's :class:`~odtmip.results.SolveResult`. ``odtmip check`` is this, for one cell."""
     from odtmip.check import MODELS, check
     from odtmip.models import HighsOptions
     from odtmip.solvers import solve
 
     v, data = cell.variant, cell.data
     given = dict(v.options, time_limit=cell.time_limit, warm_start=cell.warm_start, lp_bound=cell.lp_bound,
-                 highs=HighsOptions(threads=cell.threads, seed=cell.seed))
+                 highs=HighsOptions(threads=cell.threads, seed=cell.seed, log=cell.log))
     report = None
     if v.solver in MODELS:
         with contextlib.suppress(OptionError):  # these options leave no DP equivalent (e.g. a sensitivity target)
             report = check(data, v.solver, cell.depth, **given)
     mip = report.mip if report is not None else solve(data, v.solver, max_depth=cell.depth, **given)
     row = {**_identity(cell), **_mip_columns(mip, data)}
-    return row if report is None else {**row, **_dp_columns(report, data, row)}
+    return (row if report is None else {**row, **_dp_columns(report, data, row)}), report, mip
 
 
 def _number(x) -> float:

@@ -27,6 +27,7 @@ This is where the DP hands its trees to a MIP: the formulation modules only desc
 from __future__ import annotations
 
 import math
+import logging
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -39,6 +40,8 @@ from odtmip.models._highs import HighsOptions
 from odtmip.models.formulation import MEMORY_LIMIT, DPProblem, Formulation, estimated_memory_gib
 from odtmip.results import SolveResult, Status
 from odtmip.tree import Tree
+
+logger = logging.getLogger(__name__)
 
 #: The largest share of the time limit the warm start's DP solves take together.
 WARM_START_SHARE = 0.25
@@ -85,13 +88,21 @@ def refuse_missing_numbers(f: Formulation, data: Dataset) -> None:
                         f"{name!r} has some); use dp or gunluk, or drop the column (--drop {name})")
 
 
-def dp_solutions(problems: Sequence[DPProblem], budget: Budget) -> list[tuple[DPProblem, int, SolveResult]]:
-    """Solve each problem at each of its :attr:`~DPProblem.depths` within ``budget``, in order."""
+def dp_solutions(problems: Sequence[DPProblem], budget: Budget, memory_limit: float | None = MEMORY_LIMIT,
+                 refused: list[str] | None = None) -> list[tuple[DPProblem, int, SolveResult]]:
+    """Solve each problem at each of its :attr:`~DPProblem.depths` within ``budget``, in order. A problem whose DP
+    would take more than ``memory_limit`` is left out; its reason goes to ``refused``."""
     solved = []
     for problem in problems:
         for depth in problem.depths:
             left = budget.left()
-            solved.append((problem, depth, problem.solve(depth, None if left is None else max(left, MIN_DP_SECONDS))))
+            try:
+                result = problem.solve(depth, None if left is None else max(left, MIN_DP_SECONDS), memory_limit)
+            except ResourceError as exc:
+                if refused is not None:
+                    refused.append(str(exc))
+                break  # its other depths have the same columns
+            solved.append((problem, depth, result))
     return solved
 
 
@@ -164,7 +175,7 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
     stats.update(f.stats(m, opts))
 
     t = time.perf_counter()
-    starts = _warm_starts(f, m, data, max_depth, opts, warm_start, feed_dp, dp_solved, budget, stats)
+    starts = _warm_starts(f, m, data, max_depth, opts, warm_start, feed_dp, dp_solved, budget, stats, memory_limit)
     stats["warm_start_seconds"] = time.perf_counter() - t
     first = starts[0] if starts and warm_start not in (None, "none") else None
     more = [values for _, values in starts[1:]] if feed_dp else []
@@ -190,8 +201,9 @@ def _seconds(budget: Budget) -> float | None:
 
 
 def _warm_starts(f: Formulation, m, data: Dataset, max_depth, opts, warm_start, feed_dp: bool, dp_solved,
-                 budget: Budget, stats: dict) -> list[tuple[Tree, list]]:
-    """The start trees that fit the model with their (variable, value) pairs, best (lowest loss) first."""
+                 budget: Budget, stats: dict, memory_limit: float | None) -> list[tuple[Tree, list]]:
+    """The start trees that fit the model with their (variable, value) pairs, best (lowest loss) first. A DP
+    start refused by the memory limit falls back to the formulation's CART start, if it has one."""
     if isinstance(warm_start, Tree):
         values = f.embed(m, data, warm_start)
         if values is None:
@@ -200,10 +212,19 @@ def _warm_starts(f: Formulation, m, data: Dataset, max_depth, opts, warm_start, 
     if warm_start == "cart":
         trees = [f.cart(data, max_depth, opts)]
     elif warm_start == "dp" or feed_dp:
+        refused: list[str] = []
         if dp_solved is None:
-            dp_solved = dp_solutions(f.starts(data, max_depth, opts), budget.part(WARM_START_SHARE))
+            dp_solved = dp_solutions(f.starts(data, max_depth, opts), budget.part(WARM_START_SHARE), memory_limit,
+                                     refused)
         trees = [result.tree for _, _, result in dp_solved if result.tree is not None]
         stats["dp_solves"] = len(dp_solved)
+        if refused:
+            fallback = f.cart is not None and not trees
+            stats["warm_start_note"] = (f"DP start left out: {refused[0]}"
+                                        + ("; started from CART instead" if fallback else ""))
+            logger.warning("%s: %s", f.name, stats["warm_start_note"])
+            if fallback:
+                trees = [f.cart(data, max_depth, opts)]
         if f.accepts is not None:
             trees = [tree for tree in trees if f.accepts(data, tree, opts)]
     else:

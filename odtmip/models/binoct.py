@@ -238,6 +238,31 @@ def threshold_trie(n_thresholds: int) -> list[TrieNode]:
     return nodes
 
 
+def trie_arrays(n_thresholds: int) -> tuple[np.ndarray, ...]:
+    """The nodes of :func:`threshold_trie` as arrays, level by level (for counting at 10^5 thresholds): ``low``,
+    ``mid``, ``high``, ``level``, the number of upper-half (1) and lower-half (0) steps of the prefix, and the
+    bitmasks of the levels of those steps."""
+    low, high = np.array([0]), np.array([n_thresholds - 1])
+    ups = downs = up_mask = down_mask = np.array([0])
+    parts = []
+    level = 0
+    while True:
+        inner = high > low
+        low, high, ups, downs, up_mask, down_mask = (a[inner] for a in (low, high, ups, downs, up_mask, down_mask))
+        if not low.size:
+            break
+        mid = low + (high - low) // 2
+        parts.append((low, mid, high, np.full(low.size, level), ups, downs, up_mask, down_mask))
+        bit = 1 << level  # children: the lower half [low, mid] (prefix bit 0), the upper half [mid+1, high] (1)
+        low, high = np.concatenate((low, mid + 1)), np.concatenate((mid, high))
+        ups, downs = np.concatenate((ups, ups + 1)), np.concatenate((downs + 1, downs))
+        up_mask, down_mask = np.concatenate((up_mask, up_mask | bit)), np.concatenate((down_mask | bit, down_mask))
+        level += 1
+    if not parts:
+        return tuple(np.zeros(0, dtype=np.int64) for _ in range(8))
+    return tuple(np.concatenate(column) for column in zip(*parts))
+
+
 def decode_index(bits, n_thresholds: int) -> int:
     """The threshold index the bits select: follow the trie, bit 1 = lower half ([VZ19] reference code)."""
     low, high, k = 0, n_thresholds - 1, 0
@@ -445,15 +470,23 @@ def model_size(data: Dataset, max_depth: int, options: BinOCTOptions = BinOCTOpt
     nnz = nodes * F + spine + N * L + L * C  # leaf errors (their terms below)
     # (R_ν), (L_ν), (MinMax) at every node for each condition that blocks M > 0 rows: their l's on the blocked side
     # (2^(K-d-1) leaves at a node of depth d: K 2^(K-1) per row over all nodes), f[n,f] and the condition's bits
-    bits = np.zeros(B, dtype=bool)  # the bits some split row holds
+    # (the conditions of split_conditions, counted over trie_arrays: R_ν holds its prefix's upper-half levels and
+    # its own as zero bits, L_ν the lower-half levels and its own as one bits, MinMax none)
+    used = 0  # bitmask of the bits some split row holds
     for feat, gaps in zip(bd.features, bd.gaps, strict=True):
-        in_gap = np.concatenate(([0], np.cumsum(np.bincount(gaps, minlength=feat.n_thresholds + 1))))
-        for cond in split_conditions(feat.n_thresholds):
-            big_m = sum(int(in_gap[hi + 1] - in_gap[lo]) for lo, hi in filter(None, (cond.not_left, cond.not_right)))
-            if big_m:
-                rows += nodes
-                nnz += big_m * K * 2 ** (K - 1) + nodes * (1 + len(cond.zero_bits) + len(cond.one_bits))
-                bits[[*cond.zero_bits, *cond.one_bits]] = True
+        T = feat.n_thresholds
+        in_gap = np.concatenate(([0], np.cumsum(np.bincount(gaps, minlength=T + 1))))
+        low, mid, high, level, ups, downs, up_mask, down_mask = trie_arrays(T)
+        big_r = in_gap[mid + 2] - in_gap[low + 1]  # R_ν: gaps low+1..mid+1 not right
+        big_l = in_gap[high + 1] - in_gap[mid + 1]  # L_ν: gaps mid+1..high not left
+        big_minmax = int(in_gap[T + 1] - in_gap[T] + in_gap[1] - in_gap[0])  # gap T not left, gap 0 not right
+        r, lft = big_r > 0, big_l > 0
+        rows += nodes * (int(r.sum()) + int(lft.sum()) + bool(big_minmax))
+        nnz += (int(big_r.sum()) + int(big_l.sum()) + big_minmax) * K * 2 ** (K - 1)
+        nnz += nodes * (int((2 + ups[r]).sum()) + int((2 + downs[lft]).sum()) + bool(big_minmax))
+        own = np.left_shift(1, level)
+        used |= int(np.bitwise_or.reduce(np.concatenate(((up_mask | own)[r], (down_mask | own)[lft])), initial=0))
+    bits = (used >> np.arange(B)) & 1 == 1  # the bits some split row holds
     for c in range(C):  # leaf errors: the l's of the class-c rows of nonzero weight, p (M‴ = their weight), e
         w = bd.weights[bd.y == c]
         nnz += L * (int(np.count_nonzero(w)) + bool(w.sum()) + 1)

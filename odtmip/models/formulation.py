@@ -28,7 +28,7 @@ from typing import Any
 
 from odtmip.data import Dataset
 from odtmip.exceptions import OptionError
-from odtmip.options import MEMORY_LIMIT  # noqa: F401  (the formulations' default, declared with the options)
+from odtmip.options import MEMORY_LIMIT  # the default of every solver, declared with the options
 from odtmip.tree import Tree
 
 
@@ -72,11 +72,11 @@ class DPProblem:
     def in_model_units(self, dp_objective: float | None) -> float | None:
         return None if dp_objective is None else (dp_objective + self.offset) / self.scale
 
-    def solve(self, depth: int, time_limit: float | None = None):
+    def solve(self, depth: int, time_limit: float | None = None, memory_limit: float | None = MEMORY_LIMIT):
         """Solve it with the DP at ``depth`` (through :func:`odtmip.solve`, one floor above both engines)."""
         from odtmip.solvers import solve
 
-        return solve(self.data, "dp", **self.dp_options(depth), time_limit=time_limit)
+        return solve(self.data, "dp", **self.dp_options(depth), time_limit=time_limit, memory_limit=memory_limit)
 
 
 # Peak resident memory of one solve per nonzero, row and column of the model as handed to HiGHS: the Pyomo model

@@ -19,6 +19,7 @@ from odtmip.models.binoct import (
     solve_binoct,
     split_conditions,
     threshold_trie,
+    trie_arrays,
     trie_depth,
 )
 from odtmip.tree import Split, branch, leaf
@@ -261,3 +262,14 @@ def test_model_components_follow_the_style():
     n_split = sum(len(getattr(m, c)) for c in ("lower_range_not_right", "upper_range_not_left",
                                                 "outside_thresholds"))
     assert n_split <= 3 * sum(2 * (f.n_thresholds - 1) + 1 for f in m.bdata.features)
+
+
+@pytest.mark.parametrize("T", [*range(1, 70), 255, 256, 257, 1000])
+def test_the_trie_as_arrays_is_the_trie(T):
+    # model_size counts over trie_arrays (10^5 thresholds); the model is built from threshold_trie
+    def masks(prefix, b):
+        return sum(1 << i for i, bit in enumerate(prefix) if bit == b)
+
+    ref = sorted((n.low, n.mid, n.high, n.level, sum(n.prefix), n.level - sum(n.prefix), masks(n.prefix, 1),
+                  masks(n.prefix, 0)) for n in threshold_trie(T))
+    assert sorted(zip(*(a.tolist() for a in trie_arrays(T)))) == ref

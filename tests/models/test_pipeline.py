@@ -161,3 +161,24 @@ def test_models_that_read_numbers_refuse_missing_values(name):
     data = Dataset(X, [0, 1, 0, 1, 1, 0])
     with pytest.raises(DataError, match=f"{name} reads numeric columns as numbers.*column 'x0' has some"):
         solve_mip(name, data, 1)
+
+
+@pytest.mark.parametrize("name, fallback", [("oct", "cart"), ("gunluk", None)])
+def test_a_dp_start_over_the_memory_limit_is_left_out_not_fatal(monkeypatch, name, fallback):
+    def refuse(self, depth, time_limit=None, memory_limit=None):
+        raise ResourceError("the DP on 30 rows x 5 binary columns would take about 9.0 GiB, more than ...")
+
+    monkeypatch.setattr(DPProblem, "solve", refuse)
+    data = small_data()
+    res = solve_mip(name, data, max_depth=1)
+    assert res.status is Status.OPTIMAL  # the MIP itself still runs and proves its optimum
+    assert res.stats["warm_start_note"].startswith("DP start left out: the DP on 30 rows")
+    assert res.stats["dp_solves"] == 0
+    monkeypatch.undo()
+    assert res.objective == pytest.approx(solve_mip(name, data, max_depth=1).objective)
+    if fallback == "cart":
+        assert res.stats["warm_start_note"].endswith("; started from CART instead")
+        assert res.stats["warm_start_loss"] == pytest.approx(solve_mip(name, data, max_depth=1, warm_start="cart")
+                                                              .stats["warm_start_loss"])
+    else:
+        assert res.stats["warm_start_loss"] is None

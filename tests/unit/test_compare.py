@@ -262,3 +262,22 @@ def test_the_runner_records_when_the_root_ended():
     at_root = [d for t, _, d in run.trajectory if t <= root][-1]
     assert at_root < run.bound  # the search closed the gap after the root
     assert "root_seconds" not in solve(market_split(n=14, seed=0)).statistics  # solved in the root
+
+
+def test_the_check_command_is_one_cell_of_compare(tmp_path, capsys):
+    from odtmip.cli import main
+
+    data = tiny()
+    path = tmp_path / "tiny.csv"
+    data.X.assign(label=data.y).to_csv(path, index=False)
+    assert main(["check", str(path), "--model", "binoct", "--depth", "2", "--time-limit", "30", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    row = out["row"]
+    from odtmip.datasets import load
+
+    (ref,) = compare({str(path): Dataset(*load(str(path)))}, ["binoct"], depths=[2], time_limit=30.0,
+                     progress=False).to_dict("records")
+    assert row["key"] == ref["key"]  # the same cell of the grid: same data, variant, depth, warm start, limit
+    assert set(COLUMNS) - {"error"} <= set(row)  # every column of a comparison ("error": failed runs only)
+    assert {c: row[c] for c in DETERMINISTIC} == {c: ref[c] for c in DETERMINISTIC}
+    assert out["verdict"] == row["verdict"] == "agree"
