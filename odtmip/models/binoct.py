@@ -568,53 +568,67 @@ def _add_routing(m, bd: BinOCTData) -> None:
         lo, hi = gap_range
         return np.concatenate(rows_in_gap[f][lo : hi + 1])
 
-    def condition_rows(index, keys, doc: str) -> LinearRows:
-        """For every key (n, f, ...) with condition c = cond(key):  entering <= M * unmet, i.e.
-        entering + M f[n,f] - M sum_{i in zero bits} t[n,i] + M sum_{i in one bits} t[n,i] <= M (1 + |one bits|),
-        where entering counts the blocked rows reaching the leaves on their blocked side and M (the minimised
-        big-M) is the number of blocked rows; rows with M = 0 are left out."""
-        kept, cols, coefs, upper = [], [], [], []
-        for key, cond in keys:
-            n, f = key[0], key[1]
-            blocked_left, blocked_right = rows_of(f, cond.not_left), rows_of(f, cond.not_right)
-            big_m = len(blocked_left) + len(blocked_right)
-            if big_m == 0:
-                continue
-            entering = np.concatenate([_l_at(bd, blocked_left, left_leaves[n]),
-                                       _l_at(bd, blocked_right, right_leaves[n])])
-            bits = [*cond.zero_bits, *cond.one_bits]
-            kept.append(key)
-            cols.append(np.concatenate([entering, [n_l + node_at[n] * len(m.FEATURES) + f],
-                                        [n_l + n_f + node_at[n] * bd.n_bits + i for i in bits]]).astype(np.int64))
-            coefs.append(np.concatenate([np.ones(len(entering)), [big_m], [-big_m] * len(cond.zero_bits),
-                                         [big_m] * len(cond.one_bits)]))
-            upper.append(big_m * (1 + len(cond.one_bits)))
-        sizes = [len(c) for c in cols]
-        return LinearRows(*index, keys=tuple(np.array(part) for part in zip(*kept, strict=True)) or (np.zeros(0),),
-                          variables=[m.l, m.f, m.t], rows=np.repeat(np.arange(len(sizes)), sizes),
-                          cols=np.concatenate(cols or [np.zeros(0, np.int64)]),
-                          coefs=np.concatenate(coefs or [np.zeros(0)]), upper=np.array(upper), doc=doc)
+    def condition_rows(index, conds, doc: str) -> LinearRows:
+        """For every node n and condition c of feature f (``conds``: (key, f, c), the row's index being (n, *key)):
+            entering + M f[n,f] - M sum_{i in zero bits} t[n,i] + M sum_{i in one bits} t[n,i] <= M (1 + |one bits|),
+        i.e. entering <= M * unmet, where entering counts the blocked rows reaching the leaves on their blocked
+        side and M (the minimised big-M) is the number of blocked rows; conditions with M = 0 are left out.
+        Assembled for all conditions of a node at once (arrays of the blocked rows and their conditions)."""
+        blocked = [(key, f, c, rows_of(f, c.not_left), rows_of(f, c.not_right)) for key, f, c in conds]
+        blocked = [b for b in blocked if len(b[3]) + len(b[4])]
+        k = len(blocked)
+        feats = np.array([f for _, f, *_ in blocked], dtype=np.int64)
+        big_m = np.array([len(bl) + len(br) for *_, bl, br in blocked], dtype=float)
+        left_rows, left_of = _flatten([bl for *_, bl, _ in blocked])  # blocked rows and their condition
+        right_rows, right_of = _flatten([br for *_, br in blocked])
+        zero_bits, zero_of = _flatten([np.array(c.zero_bits, dtype=np.int64) for _, _, c, *_ in blocked])
+        one_bits, one_of = _flatten([np.array(c.one_bits, dtype=np.int64) for _, _, c, *_ in blocked])
+        n_one = np.bincount(one_of, minlength=k)
+        parts = []  # (rows, cols, coefs) blocks, in each row's term order: entering left, right, f, zero, one bits
+        for q, n in enumerate(bd.nodes):
+            first = q * k  # the node's rows, n-major as Pyomo iterates (NODES, ...)
+            for rows_, of, leaves in ((left_rows, left_of, left_leaves[n]), (right_rows, right_of, right_leaves[n])):
+                leaves = np.asarray(leaves, dtype=np.int64)
+                parts.append((np.repeat(first + of, len(leaves)),
+                              (rows_[:, None] * bd.n_leaves + leaves[None, :]).ravel(), np.ones(len(of) * len(leaves))))
+            parts.append((first + np.arange(k), n_l + node_at[n] * len(m.FEATURES) + feats, big_m))
+            parts.append((first + zero_of, n_l + n_f + node_at[n] * bd.n_bits + zero_bits, -big_m[zero_of]))
+            parts.append((first + one_of, n_l + n_f + node_at[n] * bd.n_bits + one_bits, big_m[one_of]))
+        rows, cols, coefs = (np.concatenate([part[i] for part in parts]) for i in range(3))
+        order = np.argsort(rows, kind="stable")
+        keys = [(n, *key) for n in bd.nodes for key, *_ in blocked]
+        return LinearRows(*index, keys=tuple(np.array(part) for part in zip(*keys, strict=True)) or (np.zeros(0),),
+                          variables=[m.l, m.f, m.t], rows=rows[order], cols=cols[order].astype(np.int64),
+                          coefs=coefs[order], upper=np.tile(big_m * (1 + n_one), len(bd.nodes)), doc=doc)
 
     cond_of = {(f, c.node, c.kind): c for f in m.FEATURES for c in conditions[f]}
     m.TRIE = pyo.Set(initialize=[(f, c.node) for f in m.FEATURES for c in conditions[f] if c.kind == "R"],
                      dimen=2, doc="(f, ν): the nodes ν of feature f's threshold-index trie, bin(f)")
     m.lower_range_not_right = condition_rows(
-        (m.NODES, m.TRIE), [((n, f, q), cond_of[f, q, "R"]) for n in bd.nodes for f, q in m.TRIE],
+        (m.NODES, m.TRIE), [((f, q), f, cond_of[f, q, "R"]) for f, q in m.TRIE],
         "[VZ19] (R_ν), reference code: threshold in the upper half of ν => rows with τ_low < V < τ_{mid+1} "
         "may not go right")
     m.upper_range_not_left = condition_rows(
-        (m.NODES, m.TRIE), [((n, f, q), cond_of[f, q, "L"]) for n in bd.nodes for f, q in m.TRIE],
+        (m.NODES, m.TRIE), [((f, q), f, cond_of[f, q, "L"]) for f, q in m.TRIE],
         "[VZ19] (L_ν), reference code: threshold in the lower half of ν => rows with τ_mid < V < τ_high "
         "may not go left")
     m.outside_thresholds = condition_rows(
-        (m.NODES, m.FEATURES), [((n, f), cond_of[f, None, "MinMax"]) for n in bd.nodes for f in m.FEATURES],
+        (m.NODES, m.FEATURES), [((f,), f, cond_of[f, None, "MinMax"]) for f in m.FEATURES],
         "[VZ19] (MinMax): rows above the largest threshold may not go left, rows below the smallest may not go "
         "right")
 
 
+def _flatten(arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The arrays one after the other, and for each element the index of its array."""
+    sizes = [len(a) for a in arrays]
+    flat = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
+    return flat.astype(np.int64, copy=False), np.repeat(np.arange(len(arrays)), sizes)
+
+
 def _l_at(bd: BinOCTData, rows, leaves) -> np.ndarray:
     """Positions of l[r, lf] (r in ``rows``, lf in ``leaves``) among the members of ``m.l``, indexed ROWS x LEAVES."""
-    rows, leaves = np.asarray(list(rows), dtype=np.int64), np.asarray(list(leaves), dtype=np.int64)
+    rows = rows.astype(np.int64, copy=False) if isinstance(rows, np.ndarray) else np.fromiter(rows, dtype=np.int64)
+    leaves = np.asarray(leaves, dtype=np.int64)
     return (rows[:, None] * bd.n_leaves + leaves[None, :]).ravel()
 
 
