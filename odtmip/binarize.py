@@ -130,10 +130,10 @@ class Binarizer:
                 f"more than half of physical memory ({MEMORY_LIMIT:g} GiB); encode numeric columns with fewer "
                 "thresholds (n_thresholds) or as buckets")
         cols = raw_columns(X)
-        out = np.empty((len(X), len(self.columns_)), dtype=np.uint8)
+        out = np.empty((len(self.columns_), len(X)), dtype=np.uint8)  # filled a column at a time: column-major
         for j, col in enumerate(self.columns_):
-            out[:, j] = col.split.goes_right(cols)
-        return out
+            out[j] = col.split.goes_right(cols)
+        return out.T
 
     # ---------------------------------------------------------------- per column
     def _fit_column(self, c: int, name: str, x: pd.Series) -> None:
