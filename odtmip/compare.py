@@ -706,9 +706,10 @@ def to_latex(df: pd.DataFrame, values: Sequence[str] = ("misclassifications", "p
 
 
 # ============================================================================================ plots
-def _figure(n_panels: int = 1):
-    """A matplotlib Figure with ``n_panels`` axes side by side (no pyplot: renders with Agg, no display)."""
-    fig = _optional("matplotlib.figure", "plot").Figure(figsize=(5 * n_panels, 4), layout="constrained")
+def _figure(n_panels: int = 1, width: float = 5.0):
+    """A matplotlib Figure with ``n_panels`` axes side by side, each ``width`` inches wide (no pyplot: renders
+    with Agg, no display)."""
+    fig = _optional("matplotlib.figure", "plot").Figure(figsize=(width * n_panels, 4), layout="constrained")
     return fig, [fig.add_subplot(1, n_panels, i + 1) for i in range(n_panels)]
 
 
@@ -724,9 +725,10 @@ def plot_profile(df: pd.DataFrame, column: str = "proof_seconds", path: str | os
     times = df.pivot_table(index=["dataset", "depth", "seed"], columns="_group", values=column, aggfunc="mean",
                            dropna=False)
     t = times.to_numpy(dtype=float)
+    best = np.min(np.where(np.isnan(t), np.inf, t), axis=1, keepdims=True)  # inf: no variant solved it
     with np.errstate(all="ignore"):
-        ratios = np.where(np.isnan(t), np.inf, t / np.nanmin(t, axis=1, keepdims=True))
-    fig, (ax,) = _figure()
+        ratios = np.where(np.isnan(t), np.inf, t / best)
+    fig, (ax,) = _figure(width=9.0)  # room for the legend beside the axes
     finite = ratios[np.isfinite(ratios)]
     top = max(2.0, float(finite.max()) * 1.1) if finite.size else 2.0
     for j, name in enumerate(times.columns):
@@ -734,9 +736,11 @@ def plot_profile(df: pd.DataFrame, column: str = "proof_seconds", path: str | os
         taus = np.concatenate([[1.0], taus[np.isfinite(taus)], [top]])
         share = [np.mean(ratios[:, j] <= tau) for tau in taus]
         ax.step(taus, share, where="post", label=name)
-    ax.set(xscale="log", xlim=(1, top), ylim=(0, 1.02), xlabel=f"tau (ratio of {column} to the best)",
+    ax.set(xlim=(1, top), ylim=(0, 1.02), xlabel=f"tau (ratio of {column} to the best)",
            ylabel="share of problems", title="performance profile")
-    ax.legend(fontsize="small")
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(_optional("matplotlib.ticker", "plot").ScalarFormatter())
+    fig.legend(fontsize="small", loc="outside right upper")  # beside the steps, which fill the axes
     return _saved(fig, path)
 
 
