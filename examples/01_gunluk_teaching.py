@@ -1,4 +1,6 @@
-"""A first integer program for decision trees: the Günlük et al. categorical-subset model.
+"""
+A first integer program for decision trees: the Günlük et al. categorical-subset model
+======================================================================================
 
 Run it with ``python examples/01_gunluk_teaching.py``. It walks through one model on Quinlan's 14-day
 "play tennis" table:

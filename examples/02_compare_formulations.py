@@ -1,4 +1,6 @@
-"""Comparing formulations: Günlük et al.'s options, and the LP bounds of Günlük, BinOCT and OCT side by side.
+"""
+Comparing formulations: Günlük et al.'s options, and the LP bounds of Günlük, BinOCT and OCT
+============================================================================================
 
 Run it with ``python examples/02_compare_formulations.py`` (about 30 s on two cores). It puts the claims of
 O. Günlük, J. Kalagnanam, M. Li, M. Menickelly and K. Scheinberg, "Optimal decision trees for categorical data via
@@ -14,8 +16,9 @@ tic-tac-toe (9 groups, 27 columns), with a balanced depth-2 tree. The paper's ab
 [GKLMS] says                                              we measure (balanced depth 2, N = 100)
 ========================================================  ====================================================
 §4.3: the LP relaxation classifies every sample           LP bound 0 misclassifications on both datasets
-correctly (value |I+| + C|I-|) once the tree has two      without anchors; with anchors 0 as well on these
-levels -- the root bound carries no information           samples (anchors may lift it slightly elsewhere)
+correctly (value ``|I+| + C|I-|``) once the tree          without anchors; with anchors 0 as well on these
+has two levels -- the root bound carries no               samples (anchors may lift it slightly elsewhere)
+information
 §4.3.3 (14): define c only for correct (sample, leaf)     c: 400 -> 200 (columns 469 -> 269); rows 760 -> 460
 pairs; halves the c variables and their constraints
 §4.3.4 Prop. 3: only z at nodes not adjacent to a leaf    17 binaries (monk1: 17 columns x the root) against

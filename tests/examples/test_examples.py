@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from odtmip import Status
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
@@ -41,6 +43,65 @@ def test_compare_formulations_example():
     assert "| monk1 | 2 |" in out["table"]
 
 
+@pytest.mark.highs
+@pytest.mark.slow
+def test_lp_bound_example(tmp_path):
+    out = load_example("03_lp_bound").main(verbose=False, plot_dir=tmp_path)
+    assert out["n_samples"] == 40
+    # [GKLMS] §4.3: from two levels on the LP relaxation of (8) "classifies" all N samples, anchors or not;
+    # at depth 1 it is tight
+    assert out["lp"] == {"1": 28, "1+anchors": 28, "2": 40, "2+anchors": 40, "3": 40, "3+anchors": 40}
+    assert out["correct"] == {1: 28, 2: 34, 3: 39}
+    assert out["anchor_rows"] == {1: 0, 2: 6, 3: 18}  # (13): one row per group (6) and anchor node
+    assert out["relaxed_value"] == pytest.approx(40)
+    assert out["z_values"] == [0, 0.5] and out["c_values"] == [0.5]  # the fractional point behind the bound
+    assert (tmp_path / "03_lp_bound.png").stat().st_size > 0
+
+
+@pytest.mark.highs
+def test_warm_start_example(tmp_path):
+    out = load_example("04_warm_start").main(verbose=False, plot_dir=tmp_path)
+    assert out["status"] == {"none": Status.OPTIMAL, "dp": Status.OPTIMAL}
+    assert out["objective"]["none"] == out["objective"]["dp"] == pytest.approx(1 / 40)  # one error, L_hat = 40
+    assert out["misclassified"] == 1
+    assert out["accepted"] == {"none": None, "dp": True}  # the DP start is a feasible point HiGHS kept
+    assert out["warm_start_objective"] == pytest.approx(1 / 40)  # and it was already optimal
+    assert (tmp_path / "04_warm_start.png").stat().st_size > 0
+
+
+@pytest.mark.highs
+def test_oct_hole_example():
+    out = load_example("05_oct_hole").main(verbose=False)
+    assert out["baseline"] == 1
+    assert out["unfixed_status"] is Status.OPTIMAL and out["unfixed"] == pytest.approx(0, abs=1e-9)
+    assert out["d_root"] == pytest.approx(0)  # the root does not split ...
+    assert out["leaves"][0] != out["leaves"][1]  # ... yet the two x = 0 points sit in different leaves
+    assert out["fixed_status"] is Status.OPTIMAL and out["fixed"] == pytest.approx(1)
+
+
+@pytest.mark.highs
+def test_binoct_trie_example(tmp_path):
+    out = load_example("06_binoct_trie").main(verbose=False, plot_dir=tmp_path)
+    assert (out["trie_nodes"], out["trie_depth"]) == (5, 3)
+    assert out["exact"] == dict.fromkeys(range(1, 17), True)
+    assert out["big_m"] == 4  # rows 1, 4, 5, 6 have x0 in {1, 2}
+    assert out["errors"] == {"all": 0, "boundary": 1}
+    assert out["loss"]["boundary"] == pytest.approx(1 / 7)
+    assert out["verdict"] == {"all": "agree", "boundary": "agree"}
+    assert (tmp_path / "06_binoct_trie.png").stat().st_size > 0
+
+
+@pytest.mark.highs
+def test_sensitivity_example(tmp_path):
+    out = load_example("07_sensitivity").main(verbose=False, plot_dir=tmp_path)
+    assert out["missed"] == [0, 0, 1, 2, 5, 6, 6]  # tau = 0, 0.5, ..., 1.0
+    assert out["required"] == [0, 9, 11, 13, 15, 17, 18]  # ceil(18 tau), exact
+    assert all(tn >= need for tn, need in zip(out["tn"], out["required"], strict=True))
+    assert out["rates"][0] == (0, 1)  # tau = 0: the all-positive tree
+    assert (tmp_path / "07_sensitivity.png").stat().st_size > 0
+
+
 def test_every_example_has_a_test():
-    tested = {"01_gunluk_teaching", "02_compare_formulations"}
+    tested = {"01_gunluk_teaching", "02_compare_formulations", "03_lp_bound", "04_warm_start", "05_oct_hole",
+              "06_binoct_trie", "07_sensitivity"}
     assert {p.stem for p in EXAMPLES.glob("[0-9]*.py")} == tested

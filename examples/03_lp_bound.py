@@ -1,0 +1,122 @@
+"""
+Why the LP bound is weak: the Günlük et al. model's LP relaxation, and what anchors buy
+========================================================================================
+
+Run it with ``python examples/03_lp_bound.py`` (about 10 s). A branch-and-bound solver proves optimality by
+closing the gap between its best tree and a bound from LP relaxations. [GKLMS] §4.3 shows that the relaxation
+of their IP (8) carries no information once the tree has two levels: the point z = 1/2 sends every sample half
+left and half right, so each sample sits half in each of two leaves, one of which labels it correctly, and the
+LP "classifies every sample correctly". Its value is |I+| + C|I-|, here simply N (C = 1), whatever the data.
+
+This script, on 40 rows of the MONK's problem 1 (``odtmip.datasets.load("monk1")``, rows drawn with seed 0):
+
+1. solves the LP relaxation at depths 1, 2 and 3, without and with the anchors (13), next to the optimum;
+2. solves the relaxed model itself (:func:`odtmip.models.solve_model` after Pyomo's ``core.relax_integer_vars``)
+   and prints the fractional point: z in {0, 1/2}, every c = 1/2;
+3. shows what anchors buy: not a better LP bound on this data, but fewer symmetric copies of each tree, so a
+   smaller branch-and-bound tree (printed, not checked: node counts vary with the HiGHS release).
+
+Known results (the test suite checks them): at depth 1 the LP bound is tight, 28 correct = the optimum
+(12 misclassified); at depths 2 and 3 the LP value is 40 = N with and without anchors, while the optima are 34
+and 39 correct (6 and 1 misclassified). The anchors add one row per feature group and anchor node: 6 rows at
+depth 2 (the root), 18 at depth 3 (the root and its two children).
+"""
+
+import time
+
+import numpy as np
+import pyomo.environ as pyo
+
+import odtmip
+from odtmip.datasets import load
+from odtmip.models import gunluk, lp_relaxation, model_statistics, solve_model
+
+N, SEED, DEPTHS = 40, 0, (1, 2, 3)
+
+
+def monk1_sample(n: int = N, seed: int = SEED) -> odtmip.Dataset:
+    """``n`` rows of the bundled MONK's problem 1, drawn without replacement."""
+    data = odtmip.Dataset(*load("monk1"))
+    return data.subset(np.sort(np.random.default_rng(seed).choice(data.n_samples, n, replace=False)))
+
+
+def main(verbose: bool = True, plot_dir=None) -> dict:
+    """Run the walk-through; returns the numbers it prints (the test suite checks them)."""
+    say = print if verbose else (lambda *a, **k: None)
+    data = monk1_sample()
+    say(f"data: {data.describe()}")
+
+    # 1. LP relaxation and optimum of (8) for each depth, without and with the anchors (13). The model maximises
+    #    the number of correctly classified samples (8a); odtmip's results count misclassifications.
+    lp, correct, nodes, seconds, rows = {}, {}, {}, {}, {}
+    for depth in DEPTHS:
+        for anchors in (False, True):
+            options = gunluk.GunlukOptions(topology=f"balanced-{depth}", anchors=anchors)
+            m = gunluk.build_model(data, options)
+            lp[depth, anchors] = lp_relaxation(m)
+            rows[depth, anchors] = model_statistics(m)["n_constraints"]
+            start = time.perf_counter()
+            result = gunluk.solve_gunluk(data, options=options, warm_start="dp", time_limit=60)
+            seconds[depth, anchors] = time.perf_counter() - start
+            assert result.status is odtmip.Status.OPTIMAL
+            correct[depth, anchors] = data.n_samples - result.objective
+            nodes[depth, anchors] = result.stats["nodes"]
+    say("\ndepth  anchors  LP bound (correct)  optimum (correct)  B&B nodes  seconds")
+    for (depth, anchors), value in lp.items():
+        say(f"{depth:5d}  {anchors!s:7}  {value:18g}  {correct[depth, anchors]:17g}  {nodes[depth, anchors]:9d}"
+            f"  {seconds[depth, anchors]:7.2f}")
+
+    # 2. The fractional point behind the trivial bound, at depth 2 without anchors.
+    m = gunluk.build_model(data, gunluk.GunlukOptions(topology="balanced-2", anchors=False))
+    pyo.TransformationFactory("core.relax_integer_vars").apply_to(m)
+    run = solve_model(m)
+    z_values = sorted({round(pyo.value(z), 6) for z in m.z.values()})
+    c_values = sorted({round(pyo.value(c), 6) for c in m.c.values()})
+    say(f"\nrelaxed depth-2 model: {run.status.value}, value {run.objective:g}; z takes {z_values}, c takes {c_values}")
+    if verbose:
+        # (11)-(12) at the root for sample 0: with z = 1/2 the right-hand sides allow c = 1/2 on both sides
+        say("(11) for sample 0 at the root:", m.left_branch[0, 1].expr)
+        say("(12) for sample 0 at the root:", m.right_branch[0, 1].expr)
+        anchored = gunluk.build_model(data, gunluk.GunlukOptions(topology="balanced-2"))
+        anchored.anchor.pprint()  # (13): one row per group at the root
+
+    out = {
+        "n_samples": data.n_samples,
+        "lp": {f"{depth}{'+anchors' if anchors else ''}": value for (depth, anchors), value in lp.items()},
+        "correct": {depth: correct[depth, False] for depth in DEPTHS},
+        "anchor_rows": {depth: rows[depth, True] - rows[depth, False] for depth in DEPTHS},
+        "relaxed_value": run.objective,
+        "z_values": z_values,
+        "c_values": c_values,
+        "nodes": {f"{depth}{'+anchors' if anchors else ''}": n for (depth, anchors), n in nodes.items()},
+    }
+    out["figure"] = plot(data.n_samples, lp, correct, plot_dir, close=not verbose)
+    return out
+
+
+def plot(n: int, lp: dict, correct: dict, plot_dir=None, close: bool = False):
+    """Bars: the LP bound against the optimum at each depth (in correctly classified samples)."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    x = np.arange(len(DEPTHS))
+    ax.bar(x - 0.2, [lp[d, False] for d in DEPTHS], 0.4, label="LP relaxation of (8)")
+    ax.bar(x + 0.2, [correct[d, False] for d in DEPTHS], 0.4, label="optimum of (8)")
+    ax.axhline(n, color="grey", linestyle="--", linewidth=1, label=f"N = {n}")
+    ax.set_xticks(x, [f"depth {d}" for d in DEPTHS])
+    ax.set_ylabel("correctly classified samples")
+    ax.set_ylim(0, n * 1.15)
+    ax.set_title("From two levels on, the LP bound is N: it says nothing")
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    path = None
+    if plot_dir is not None:
+        path = f"{plot_dir}/03_lp_bound.png"
+        fig.savefig(path, dpi=80)
+    if close:
+        plt.close(fig)
+    return path
+
+
+if __name__ == "__main__":
+    main()
