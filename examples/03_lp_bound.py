@@ -6,7 +6,7 @@ Run it with ``python examples/03_lp_bound.py`` (about 10 s). A branch-and-bound 
 closing the gap between its best tree and a bound from LP relaxations. [GKLMS] §4.3 shows that the relaxation
 of their IP (8) carries no information once the tree has two levels: the point z = 1/2 sends every sample half
 left and half right, so each sample sits half in each of two leaves, one of which labels it correctly, and the
-LP "classifies every sample correctly". Its value is |I+| + C|I-|, here simply N (C = 1), whatever the data.
+LP "classifies every sample correctly". Its value is ``|I+| + C|I-|``, here simply N (C = 1), whatever the data.
 
 This script, on 40 rows of the MONK's problem 1 (``odtmip.datasets.load("monk1")``, rows drawn with seed 0):
 
