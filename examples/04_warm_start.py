@@ -33,7 +33,7 @@ def iris_sample() -> odtmip.Dataset:
     return odtmip.Dataset(X.iloc[ROWS].reset_index(drop=True), np.asarray(y)[ROWS])
 
 
-def main(verbose: bool = True, plot_dir=None) -> dict:
+def main(verbose: bool = True) -> dict:
     """Solve cold and warm; returns the numbers it prints (the test suite checks the exact ones)."""
     say = print if verbose else (lambda *a, **k: None)
     data = iris_sample()
@@ -56,11 +56,11 @@ def main(verbose: bool = True, plot_dir=None) -> dict:
         "warm_start_objective": warm.stats["warm_start_objective"],
         "misclassified": int(round(warm.objective * 40)),
         "seconds": {start: r.seconds for start, r in runs.items()},
-        "figure": plot(runs, plot_dir, close=not verbose),
+        "figure": plot(runs),
     }
 
 
-def plot(runs: dict, plot_dir=None, close: bool = False):
+def plot(runs: dict):
     """Incumbent (solid) and bound (dashed) over time, from HiGHS's callbacks."""
     import matplotlib.pyplot as plt
 
@@ -78,14 +78,11 @@ def plot(runs: dict, plot_dir=None, close: bool = False):
     ax.set_title("OCT, depth 2, 60 iris rows")
     ax.legend(fontsize="small")
     fig.tight_layout()
-    path = None
-    if plot_dir is not None:
-        path = f"{plot_dir}/04_warm_start.png"
-        fig.savefig(path, dpi=80)
-    if close:
-        plt.close(fig)
-    return path
+    return fig
 
 
 if __name__ == "__main__":
+    import matplotlib.pyplot as plt
+
     main()
+    plt.show()

@@ -65,7 +65,7 @@ def encoding_is_exact(n_thresholds: int) -> bool:
     return True
 
 
-def main(verbose: bool = True, plot_dir=None) -> dict:
+def main(verbose: bool = True) -> dict:
     """Run the walk-through; returns the numbers it prints (the test suite checks them)."""
     say = print if verbose else (lambda *a, **k: None)
 
@@ -108,11 +108,11 @@ def main(verbose: bool = True, plot_dir=None) -> dict:
         out["verdict"][thresholds] = report.verdict
         say(f"\nthresholds={thresholds!r}: {r.status.value}, loss {r.objective:g}; DP verdict: {report.verdict}")
         say(r.tree.to_text())
-    out["figure"] = plot(trie, T, plot_dir, close=not verbose)
+    out["figure"] = plot(trie, T)
     return out
 
 
-def plot(trie, n_thresholds: int, plot_dir=None, close: bool = False):
+def plot(trie, n_thresholds: int):
     """The trie as nested index ranges: each node's range, split at its middle, one row per level."""
     import matplotlib.pyplot as plt
 
@@ -130,14 +130,11 @@ def plot(trie, n_thresholds: int, plot_dir=None, close: bool = False):
     ax.set_title(f"Trie over {n_thresholds} threshold indices", fontsize=10)
     ax.set_xlabel("blue: lower half (t = 1), orange: upper half (t = 0)")
     fig.tight_layout()
-    path = None
-    if plot_dir is not None:
-        path = f"{plot_dir}/06_binoct_trie.png"
-        fig.savefig(path, dpi=80)
-    if close:
-        plt.close(fig)
-    return path
+    return fig
 
 
 if __name__ == "__main__":
+    import matplotlib.pyplot as plt
+
     main()
+    plt.show()

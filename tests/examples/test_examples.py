@@ -20,6 +20,18 @@ def load_example(name: str):
     return module
 
 
+def assert_plots(figure, folder: Path) -> None:
+    """The example's figure has axes with something drawn, and saves as a PNG."""
+    import matplotlib.pyplot as plt
+
+    try:
+        assert figure.axes and any(ax.lines or ax.patches or ax.collections for ax in figure.axes)
+        figure.savefig(folder / "figure.png", dpi=60)
+        assert (folder / "figure.png").stat().st_size > 0
+    finally:
+        plt.close(figure)
+
+
 @pytest.mark.highs
 def test_gunluk_teaching_example():
     out = load_example("01_gunluk_teaching").main(verbose=False)
@@ -49,7 +61,7 @@ def test_compare_formulations_example():
 @pytest.mark.highs
 @pytest.mark.slow
 def test_lp_bound_example(tmp_path):
-    out = load_example("03_lp_bound").main(verbose=False, plot_dir=tmp_path)
+    out = load_example("03_lp_bound").main(verbose=False)
     assert out["n_samples"] == 40
     # [GKLMS] §4.3: from two levels on the LP relaxation of (8) "classifies" all N samples, anchors or not;
     # at depth 1 it is tight
@@ -60,18 +72,18 @@ def test_lp_bound_example(tmp_path):
     assert out["z_values"] == [0, 0.5] and out["c_values"] == [0.5]  # the fractional point behind the bound
     # on tic-tac-toe the anchors lift the bound, a little: 958 -> 14344/15 (the optimum is 676)
     assert out["tic_tac_toe_lp"] == {False: 958, True: pytest.approx(14344 / 15, abs=1e-6)}
-    assert (tmp_path / "03_lp_bound.png").stat().st_size > 0
+    assert_plots(out["figure"], tmp_path)
 
 
 @pytest.mark.highs
 def test_warm_start_example(tmp_path):
-    out = load_example("04_warm_start").main(verbose=False, plot_dir=tmp_path)
+    out = load_example("04_warm_start").main(verbose=False)
     assert out["status"] == {"none": Status.OPTIMAL, "dp": Status.OPTIMAL}
     assert out["objective"]["none"] == out["objective"]["dp"] == pytest.approx(1 / 40)  # one error, L_hat = 40
     assert out["misclassified"] == 1
     assert out["accepted"] == {"none": None, "dp": True}  # the DP start is a feasible point HiGHS kept
     assert out["warm_start_objective"] == pytest.approx(1 / 40)  # and it was already optimal
-    assert (tmp_path / "04_warm_start.png").stat().st_size > 0
+    assert_plots(out["figure"], tmp_path)
 
 
 @pytest.mark.highs
@@ -86,24 +98,24 @@ def test_oct_hole_example():
 
 @pytest.mark.highs
 def test_binoct_trie_example(tmp_path):
-    out = load_example("06_binoct_trie").main(verbose=False, plot_dir=tmp_path)
+    out = load_example("06_binoct_trie").main(verbose=False)
     assert (out["trie_nodes"], out["trie_depth"]) == (5, 3)
     assert out["exact"] == dict.fromkeys(range(1, 17), True)
     assert out["big_m"] == 4  # rows 1, 4, 5, 6 have x0 in {1, 2}
     assert out["errors"] == {"all": 0, "boundary": 1}
     assert out["loss"]["boundary"] == pytest.approx(1 / 7)
     assert out["verdict"] == {"all": "agree", "boundary": "agree"}
-    assert (tmp_path / "06_binoct_trie.png").stat().st_size > 0
+    assert_plots(out["figure"], tmp_path)
 
 
 @pytest.mark.highs
 def test_sensitivity_example(tmp_path):
-    out = load_example("07_sensitivity").main(verbose=False, plot_dir=tmp_path)
+    out = load_example("07_sensitivity").main(verbose=False)
     assert out["missed"] == [0, 0, 1, 2, 5, 6, 6]  # tau = 0, 0.5, ..., 1.0
     assert out["required"] == [0, 9, 11, 13, 15, 17, 18]  # ceil(18 tau), exact
     assert all(tn >= need for tn, need in zip(out["tn"], out["required"], strict=True))
     assert out["rates"][0] == (0, 1)  # tau = 0: the all-positive tree
-    assert (tmp_path / "07_sensitivity.png").stat().st_size > 0
+    assert_plots(out["figure"], tmp_path)
 
 
 def test_every_example_has_a_test():
