@@ -1,5 +1,6 @@
 """Sphinx configuration of the odtmip documentation: ``sphinx-build -W -b html docs docs/_build/html``."""
 
+import re
 
 import odtmip
 
@@ -74,3 +75,17 @@ except ImportError:  # pragma: no cover
 if _LoggingTee is not None and not getattr(_LoggingTee.write, "_counts", False):
     _LoggingTee.write = _counting_write(_LoggingTee.write)
     _LoggingTee.write._counts = True
+
+
+def _equation_numbers_are_text(app, what, name, obj, options, lines):
+    """The formulation modules' equation tables start cells with a paper's equation number, ``(1)``, which
+    docutils would read as an enumerated list. Escape the parenthesis (only the rendering changes) and take one
+    space from the gap between the columns, so that the table's columns stay where they were."""
+    for i, line in enumerate(lines):
+        match = re.match(r"^(\(\d+[a-z]?\)(?:\s.*?)??)( {3,})(\S.*)$", line)
+        if match:
+            lines[i] = "\\" + match[1] + match[2][1:] + match[3]
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _equation_numbers_are_text)

@@ -99,7 +99,7 @@ proves both from the DP start (about 1 s and 4 s), and the DP over all midpoint 
 
 References
 ----------
-.. [BD17] D. Bertsimas, J. Dunn, "Optimal classification trees", Machine Learning 106 (2017) 1039–1082.
+.. [BD17] Dimitris Bertsimas, Jack Dunn, "Optimal classification trees", Machine Learning 106 (2017) 1039–1082.
 """
 
 from __future__ import annotations
