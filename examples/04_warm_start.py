@@ -8,9 +8,9 @@ HiGHS needs many branch-and-bound nodes to prove the optimum by itself. odtmip's
 optimal tree over all midpoint thresholds in milliseconds; handed to HiGHS as a MIP start it gives the
 incumbent at once, and only the bound is left to prove.
 
-The script solves the same model twice with :func:`odtmip.solve`: cold (``warm_start="none"``) and warm
-(``warm_start="dp"``), prints the time to proof and the branch-and-bound nodes of each, and plots the
-incumbent and the bound over time. Times vary from run to run and machine to machine: they are printed, never
+The script prints the objective (24) and the label rows (18) of the model, then solves it twice with
+:func:`odtmip.solve`: cold (``warm_start="none"``) and warm (``warm_start="dp"``), prints the time to proof and
+the branch-and-bound nodes of each, and plots the incumbent and the bound over time. Times vary from run to run and machine to machine: they are printed, never
 checked.
 
 Known results (the test suite checks them): 60 rows (20 of each iris class: rows 0-19, 50-69, 100-119), 4
@@ -22,6 +22,7 @@ import numpy as np
 
 import odtmip
 from odtmip.datasets import load
+from odtmip.models import oct as oct_model
 
 DEPTH, TIME_LIMIT = 2, 60.0
 ROWS = np.r_[0:20, 50:70, 100:120]
@@ -38,6 +39,12 @@ def main(verbose: bool = True) -> dict:
     say = print if verbose else (lambda *a, **k: None)
     data = iris_sample()
     say(f"data: {data.describe()}")
+    if verbose:
+        m = oct_model.build_model(data, DEPTH)  # the model odtmip.solve builds, to look at
+        m.penalised_error.pprint()  # (24): errors scaled by 1/L_hat = 1/40, plus alpha per split (alpha = 0 here)
+        m.one_label_per_nonempty_leaf.pprint()  # (18): a non-empty leaf takes one label
+        # (20) and (21) tie L_t to the label through W c_kt: with c_kt fractional the LP lets L_t drop to about 0
+        say(f"error_lower: {m.error_lower.doc}\nerror_upper: {m.error_upper.doc}")
     runs = {start: odtmip.solve(data, "oct", max_depth=DEPTH, warm_start=start, time_limit=TIME_LIMIT)
             for start in ("none", "dp")}
     for start, r in runs.items():
