@@ -10,8 +10,8 @@ incumbent at once, and only the bound is left to prove.
 
 The script prints the objective (24) and the label rows (18) of the model, then solves it twice with
 :func:`odtmip.solve`: cold (``warm_start="none"``) and warm (``warm_start="dp"``), prints the time to proof and
-the branch-and-bound nodes of each, and plots the incumbent and the bound over time. Times vary from run to run and machine to machine: they are printed, never
-checked.
+the branch-and-bound nodes of each, and plots the incumbent and the bound over time. Times vary from run to run
+and machine to machine: they are printed, never checked.
 
 Known results (the test suite checks them): 60 rows (20 of each iris class: rows 0-19, 50-69, 100-119), 4
 numeric columns, baseline error L_hat = 40; both runs prove the optimum 1/40 = 0.025 (one misclassified row,

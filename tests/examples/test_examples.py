@@ -33,8 +33,9 @@ def assert_plots(figure, folder: Path) -> None:
 
 
 @pytest.mark.highs
-def test_gunluk_teaching_example():
+def test_gunluk_teaching_example(tmp_path):
     out = load_example("01_gunluk_teaching").main(verbose=False)
+    assert_plots(out["figure"], tmp_path)
     assert out["lp_value"] == pytest.approx(14)  # the LP relaxation "classifies" all 14 days
     assert out["cold"] == out["warm"] == out["dp"] == 2
     assert out["accepted"] is True
