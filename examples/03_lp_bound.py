@@ -11,18 +11,19 @@ LP "classifies every sample correctly". Its value is ``|I+| + C|I-|``, here simp
 This script, on 40 rows of the MONK's problem 1 (``odtmip.datasets.load("monk1")``, rows drawn with seed 0):
 
 1. solves the LP relaxation at depths 1, 2 and 3, without and with the anchors (13), next to the optimum;
-2. solves the relaxed model itself (:func:`odtmip.models.solve_model` after Pyomo's ``core.relax_integer_vars``)
-   and prints the fractional point: z in {0, 1/2}, every c = 1/2;
+2. solves the relaxed model itself (:func:`odtmip.models.solve_model` after Pyomo's ``core.relax_integer_vars``),
+   then builds the paper's fractional point by hand (z = 1/2 on the columns of one group, c = 1/2 at depth 2,
+   1/4 at depth 3) and checks every row of the relaxed model: it is feasible, with value N;
 3. shows what anchors buy: not a better LP bound on this data, but fewer symmetric copies of each tree, so a
    smaller branch-and-bound tree (printed, not checked: node counts vary with the HiGHS release);
 4. on all 958 tic-tac-toe boards at depth 2, where the anchors do lift the LP bound, a little: from 958 to
    14344/15 = 956.27, while the optimum classifies 676 boards correctly.
 
-Known results (the test suite checks them): at depth 1 the LP bound is tight, 28 correct = the optimum
-(12 misclassified); at depths 2 and 3 the LP value is 40 = N with and without anchors, while the optima are 34
-and 39 correct (6 and 1 misclassified). The anchors add one row per feature group and anchor node: 6 rows at
-depth 2 (the root), 18 at depth 3 (the root and its two children). On tic-tac-toe the LP value is 958 without
-anchors and 14344/15 with them.
+Known results (the test suite checks them): at depth 1 the LP bound is tight, 28 correct = the optimum (12
+misclassified); at depths 2 and 3 the LP value is 40 = N with and without anchors, while the optima are 34 and 39
+correct (6 and 1 misclassified), and the hand-built fractional point satisfies every row with value 40. The
+anchors add one row per feature group and anchor node: 6 rows at depth 2 (the root), 18 at depth 3 (the root and
+its two children). On tic-tac-toe the LP value is 958 without anchors and 14344/15 with them.
 """
 
 import time
@@ -69,13 +70,19 @@ def main(verbose: bool = True) -> dict:
         say(f"{depth:5d}  {anchors!s:7}  {value:18g}  {correct[depth, anchors]:17g}  {nodes[depth, anchors]:9d}"
             f"  {seconds[depth, anchors]:7.2f}")
 
-    # 2. The fractional point behind the trivial bound, at depth 2 without anchors.
+    # 2. The fractional point behind the trivial bound. HiGHS finds an LP optimum of value N ...
     m = gunluk.build_model(data, gunluk.GunlukOptions(topology="balanced-2", anchors=False))
     pyo.TransformationFactory("core.relax_integer_vars").apply_to(m)
     run = solve_model(m)
     z_values = sorted({round(pyo.value(z), 6) for z in m.z.values()})
     c_values = sorted({round(pyo.value(c), 6) for c in m.c.values()})
-    say(f"\nrelaxed depth-2 model: {run.status.value}, value {run.objective:g}; z takes {z_values}, c takes {c_values}")
+    say(f"\nrelaxed depth-2 model: {run.status.value}, value {run.objective:g}; HiGHS's optimum has z in {z_values}, "
+        f"c in {c_values}")
+    # ... and the point of [GKLMS] §4.3 is one: build it, and check every row of the relaxed model by hand.
+    half_point = {depth: fractional_point(data, depth) for depth in (2, 3)}
+    for depth, (value, violation) in half_point.items():
+        say(f"depth {depth}: z = 1/2, c = 1/{2 ** (depth - 1)} is feasible (largest violation {violation:g}) "
+            f"with value {value:g} = N")
     if verbose:
         # (11)-(12) at the root for sample 0: with z = 1/2 the right-hand sides allow c = 1/2 on both sides
         say("(11) for sample 0 at the root:", m.left_branch[0, 1].expr)
@@ -98,12 +105,35 @@ def main(verbose: bool = True) -> dict:
         "correct": {depth: correct[depth, False] for depth in DEPTHS},
         "anchor_rows": {depth: rows[depth, True] - rows[depth, False] for depth in DEPTHS},
         "relaxed_value": run.objective,
-        "z_values": z_values,
-        "c_values": c_values,
+        "half_point": half_point,
         "nodes": {f"{depth}{'+anchors' if anchors else ''}": n for (depth, anchors), n in nodes.items()},
     }
     out["figure"] = plot(data.n_samples, lp, correct)
     return out
+
+
+def fractional_point(data: odtmip.Dataset, depth: int) -> tuple[float, float]:
+    """[GKLMS] §4.3's point in the relaxed model of the given depth (no anchors): every node picks the first group
+    (v = 1) and each of its columns halfway (z = 1/2), so every sample goes half left and half right at every node,
+    and sits with c = 1/2^(depth-1) in each of its 2^(depth-1) correct leaves. Returns (objective, largest violation
+    of any row)."""
+    m = gunluk.build_model(data, gunluk.GunlukOptions(topology=f"balanced-{depth}", anchors=False))
+    pyo.TransformationFactory("core.relax_integer_vars").apply_to(m)
+    first_group = set(data.groups[0].members)
+    for (g, _k), v in m.v.items():
+        v.value = 1.0 if g == 0 else 0.0
+    for (j, _k), z in m.z.items():
+        z.value = 0.5 if j in first_group else 0.0
+    for c in m.c.values():
+        c.value = 0.5 ** (depth - 1)
+    violation = 0.0
+    for row in m.component_data_objects(pyo.Constraint, active=True):
+        body = pyo.value(row.body)
+        if row.has_lb():
+            violation = max(violation, pyo.value(row.lower) - body)
+        if row.has_ub():
+            violation = max(violation, body - pyo.value(row.upper))
+    return pyo.value(m.correct), violation
 
 
 def plot(n: int, lp: dict, correct: dict):

@@ -70,7 +70,8 @@ def test_lp_bound_example(tmp_path):
     assert out["correct"] == {1: 28, 2: 34, 3: 39}
     assert out["anchor_rows"] == {1: 0, 2: 6, 3: 18}  # (13): one row per group (6) and anchor node
     assert out["relaxed_value"] == pytest.approx(40)
-    assert out["z_values"] == [0, 0.5] and out["c_values"] == [0.5]  # the fractional point behind the bound
+    # the fractional point behind the bound (z = 1/2, c = 1/2^(depth-1)) satisfies every row, with value N
+    assert out["half_point"] == {2: (40, 0), 3: (40, 0)}
     # on tic-tac-toe the anchors lift the bound, a little: 958 -> 14344/15 (the optimum is 676)
     assert out["tic_tac_toe_lp"] == {False: 958, True: pytest.approx(14344 / 15, abs=1e-6)}
     assert_plots(out["figure"], tmp_path)
