@@ -1,4 +1,6 @@
-"""Comparing formulations: Günlük et al.'s options, and the LP bounds of Günlük, BinOCT and OCT side by side.
+"""
+Comparing formulations: Günlük et al.'s options, and the LP bounds of Günlük, BinOCT and OCT
+============================================================================================
 
 Run it with ``python examples/02_compare_formulations.py`` (about 30 s on two cores). It puts the claims of
 O. Günlük, J. Kalagnanam, M. Li, M. Menickelly and K. Scheinberg, "Optimal decision trees for categorical data via
@@ -10,24 +12,30 @@ Data: 100-row samples (seed 0) of two of the paper's datasets (Table 1), monks-1
 tic-tac-toe (9 groups, 27 columns), with a balanced depth-2 tree. The paper's ablation (Tables 2-3) used depth 3,
 100-500 rows, CPLEX 12.6.1 and 3 hours; here HiGHS gets 4 s per run, warm-started from the DP optimum.
 
-========================================================  ====================================================
-[GKLMS] says                                              we measure (balanced depth 2, N = 100)
-========================================================  ====================================================
-§4.3: the LP relaxation classifies every sample           LP bound 0 misclassifications on both datasets
-correctly (value |I+| + C|I-|) once the tree has two      without anchors; with anchors 0 as well on these
-levels -- the root bound carries no information           samples (anchors may lift it slightly elsewhere)
-§4.3.3 (14): define c only for correct (sample, leaf)     c: 400 -> 200 (columns 469 -> 269); rows 760 -> 460
-pairs; halves the c variables and their constraints
-§4.3.4 Prop. 3: only z at nodes not adjacent to a leaf    17 binaries (monk1: 17 columns x the root) against
-need be integer; their number is independent of N         69 with ``relax=False`` (z and v at all 3 nodes)
-§4.3.1 (11)-(12) instead of (5)-(6)                       at depth 2 with (14) the same rows: each branch of
-                                                          a node holds one correct leaf per sample
-Tables 2-3: "All" (anchors, relax, strengthen) is the     monk1: All, No Anchor, No Strength prove in about
-best overall strategy; "Nothing" the worst                1 s; No Relax takes 3 s or more, Nothing and no (14)
-                                                          (c binary) do not finish in 4 s: Prop. 3 matters most
-OCT (Bertsimas & Dunn): a weak LP relaxation              LP bound 0 misclassifications for OCT and BinOCT;
-(c fractional makes L_t ~ 0); BinOCT: no statement        root bound 0 where the root finished
-========================================================  ====================================================
++----------------------------------------------------------+-------------------------------------------------------+
+| [GKLMS] says                                             | we measure (balanced depth 2, N = 100)                |
++==========================================================+=======================================================+
+| §4.3: the LP relaxation classifies every sample          | LP bound 0 misclassifications on both datasets        |
+| correctly (value ``|I+| + C|I-|``) once the tree         | without anchors; with anchors 0 as well on these      |
+| has two levels -- the root bound carries no              | samples (anchors may lift it slightly elsewhere)      |
+| information                                              |                                                       |
++----------------------------------------------------------+-------------------------------------------------------+
+| §4.3.3 (14): define c only for correct (sample, leaf)    | c: 400 -> 200 (columns 469 -> 269); rows 760 -> 460   |
+| pairs; halves the c variables and their constraints      |                                                       |
++----------------------------------------------------------+-------------------------------------------------------+
+| §4.3.4 Prop. 3: only z at nodes not adjacent to a leaf   | 17 binaries (monk1: 17 columns x the root) against    |
+| need be integer; their number is independent of N        | 69 with ``relax=False`` (z and v at all 3 nodes)      |
++----------------------------------------------------------+-------------------------------------------------------+
+| §4.3.1 (11)-(12) instead of (5)-(6)                      | at depth 2 with (14) the same rows: each branch of    |
+|                                                          | a node holds one correct leaf per sample              |
++----------------------------------------------------------+-------------------------------------------------------+
+| Tables 2-3: "All" (anchors, relax, strengthen) is the    | monk1: All, No Anchor, No Strength prove in about     |
+| best overall strategy; "Nothing" the worst               | 1 s; No Relax takes 3 s or more, Nothing and no (14)  |
+|                                                          | (c binary) do not finish in 4 s: Prop. 3 matters most |
++----------------------------------------------------------+-------------------------------------------------------+
+| OCT (Bertsimas & Dunn): a weak LP relaxation             | LP bound 0 misclassifications for OCT and BinOCT;     |
+| (c fractional makes L_t ~ 0); BinOCT: no statement       | root bound 0 where the root finished                  |
++----------------------------------------------------------+-------------------------------------------------------+
 
 Known results (the test suite checks them): every run's tree has the DP's number of misclassifications (20 on
 monk1, 22 on tic-tac-toe) and no run disagrees with the DP; the LP bounds and sizes above. Times and root bounds

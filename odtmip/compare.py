@@ -751,7 +751,7 @@ def _saved(fig, path):
 
 
 def plot_gaps(df: pd.DataFrame, path: str | os.PathLike | None = None):
-    """The relative gap (primal - dual) / |primal| over the HiGHS run, one panel per dataset and depth, one line
+    """The relative gap ``(primal - dual) / |primal|`` over the HiGHS run, one panel per dataset and depth, one line
     per run (1 before the first incumbent or bound)."""
     df = _labelled(df)
     problems = list(dict.fromkeys(zip(df["dataset"], df["depth"], strict=True)))

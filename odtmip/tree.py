@@ -9,6 +9,7 @@ reached them.
 
 Split kinds
 -----------
+==============  ==========================================================================================
 ``binary``      column is 0/1 (or bool); true when the value is 1.
 ``subset``      categorical column; true when the value is one of ``categories``. A value never seen in
                 training is in no subset, so it goes left (the rule of a one-hot column that is 0).
@@ -20,6 +21,7 @@ Split kinds
                 (OCT-H: ``a . x < b`` goes left).
 ``missing``     any column; true when the value is missing (NaN, None, ``pd.NA``). The encoding of a numeric
                 column with missing values adds this test as a column of its own.
+==============  ==========================================================================================
 
 Missing values
 --------------

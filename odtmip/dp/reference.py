@@ -27,7 +27,7 @@ Only for tiny data: the number of row sets grows quickly with depth and columns.
 
 References
 ----------
-.. [MurTree] E. Demirović et al., "MurTree: Optimal Classification Trees via Dynamic Programming and
+.. [MurTree] Emir Demirović et al., "MurTree: Optimal Classification Trees via Dynamic Programming and
    Search", JMLR 23(26), 2022.
 .. [OSDT] X. Hu, C. Rudin, M. Seltzer, "Optimal Sparse Decision Trees", NeurIPS 2019.
 """

@@ -44,7 +44,7 @@ readable version of the same recursion.
 Preprocessing: columns constant on the data are dropped, and duplicate or complementary columns are merged
 (a split on f and on not-f is the same split with the children swapped). Each kept column is stored with
 its minority value as 1, so that rows have few present features (frequency counting costs
-O(|D| m^2), [MurTree] §4.3); the tree is mapped back to the original columns. Rows with identical columns
+``O(|D| m^2)``, [MurTree] §4.3); the tree is mapped back to the original columns. Rows with identical columns
 are grouped once for the equivalent-points bound.
 
 Arithmetic (:func:`tie_tolerance`): objectives are float64, and two objectives closer than a tolerance

@@ -4,11 +4,13 @@
 solver registry (``odtmip.SOLVERS``), ``odtmip check`` and the command line read it. A formulation module holds
 the mathematics (see :mod:`odtmip.models.formulation` for what it supplies and how to add one);
 :mod:`odtmip.pipeline` solves any of them. Also here: the LP relaxation and size of any linear Pyomo model, and
-the HiGHS settings.
+the HiGHS settings, and :func:`solve_model`, which solves any linear Pyomo model (a formulation's model with
+rows of your own added or deactivated) with HiGHS and loads the incumbent into its variables.
 """
 
 from odtmip.models import binoct, gunluk, oct
-from odtmip.models._highs import HighsOptions, lp_relaxation, model_statistics
+from odtmip.models._highs import HighsOptions, MipRun, lp_relaxation, model_statistics
+from odtmip.models._highs import solve as solve_model
 from odtmip.models.formulation import DPProblem, Formulation
 
 #: Every MIP formulation, by solver name.
@@ -19,4 +21,5 @@ FORMULATIONS: dict[str, Formulation] = {
     "oct-h": oct.FORMULATION_H,
 }
 
-__all__ = ["FORMULATIONS", "DPProblem", "Formulation", "HighsOptions", "lp_relaxation", "model_statistics"]
+__all__ = ["FORMULATIONS", "DPProblem", "Formulation", "HighsOptions", "MipRun", "lp_relaxation", "model_statistics",
+           "solve_model"]

@@ -99,7 +99,7 @@ class GunlukOptions:
     class_weight : float
         C in (8a): one correct negative counts as C correct positives.
     min_specificity, min_sensitivity : float or None
-        §4.6 with the corrected (15): maximise TP s.t. TN >= ceil(tau |I-|), or the mirror. At most one.
+        §4.6 with the corrected (15): maximise TP s.t. ``TN >= ceil(tau |I-|)``, or the mirror. At most one.
     positive : int
         Index (into ``Dataset.classes_``) of the positive class.
     feature_selection : bool

@@ -5,7 +5,7 @@ The tree is the complete binary tree of depth D in heap numbering: node t has ch
 predict a class. Every raw column becomes one or more features x_j in [0, 1] (see *Features*); at a splitting
 node t a point goes **left iff a_t . x < b_t** and right otherwise. Variables keep the paper's symbols: a, b, d
 (splits), z (point i in leaf t), l (leaf non-empty), c (leaf label), L (misclassified weight of a leaf);
-OCT-H adds a_hat (|a|) and s (feature used).
+OCT-H adds a_hat (``|a|``) and s (feature used).
 
 Features
 --------
@@ -78,11 +78,11 @@ Deviations from the paper
   weight is on one class) :func:`solve_oct` returns the single leaf without building a model.
 * **Weights.** N_t and N_kt are *weighted* sums, so L_t is the misclassified weight and the big-M of (20)/(21)
   is the total weight W. N_min in (7) counts *rows* (as the DP's ``min_leaf`` and CART's ``min_samples_leaf``).
-* **OCT-H**: a in [-1, 1]^p, a_hat >= |a|, sum_j a_hat_jt <= d_t, s binary with -s <= a <= s,
+* **OCT-H**: a in [-1, 1]^p, ``a_hat >= |a|``, sum_j a_hat_jt <= d_t, s binary with -s <= a <= s,
   s <= d, sum_j s >= d, -d <= b <= d; routing a . x >= b - 2(1 - z) (right) and a . x + mu <= b + (2 + mu)(1 - z)
   (left), mu = 0.005. The complexity term is alpha sum s_jt (features used, ``complexity="features"``, the
   paper's choice) or alpha sum d_t (``complexity="splits"``). Decoded hyperplanes keep coefficients with
-  |a_j| > 1e-7 and cut at b - mu/2 (midway in the margin), so solver round-off cannot move a training point.
+  ``|a_j| > 1e-7`` and cut at b - mu/2 (midway in the margin), so solver round-off cannot move a training point.
 * **Decoding** sends everybody right at d_t = 0 nodes, removes splits that send every training row to one
   side, and merges sibling leaves with the same label. None of these changes a training prediction and each
   removes a split, so the recomputed objective is never worse than the solver's (better when a time limit
@@ -99,7 +99,7 @@ proves both from the DP start (about 1 s and 4 s), and the DP over all midpoint 
 
 References
 ----------
-.. [BD17] D. Bertsimas, J. Dunn, "Optimal classification trees", Machine Learning 106 (2017) 1039–1082.
+.. [BD17] Dimitris Bertsimas, Jack Dunn, "Optimal classification trees", Machine Learning 106 (2017) 1039–1082.
 """
 
 from __future__ import annotations
