@@ -191,7 +191,7 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
         stats["lp_seconds"] = time.perf_counter() - t
     run = _highs.solve(m, replace(highs, time_limit=_seconds(budget)), warm_start=None if first is None else first[1],
                        more_starts=more)
-    return _result(name, f, m, data, opts, run, to_loss, stats, budget)
+    return _result(name, f, m, data, opts, run, to_loss, stats, budget, None if first is None else first[0])
 
 
 def _seconds(budget: Budget) -> float | None:
@@ -237,9 +237,14 @@ def _warm_starts(f: Formulation, m, data: Dataset, max_depth, opts, warm_start, 
 
 
 def _result(name: str, f: Formulation, m, data: Dataset, opts, run, to_loss, stats: dict,
-            budget: Budget) -> SolveResult:
-    """Decode and verify HiGHS's incumbent; the bound, status and statistics in loss units."""
+            budget: Budget, start: Tree | None) -> SolveResult:
+    """Decode and verify HiGHS's incumbent; the bound, status and statistics in loss units. When a limit stopped
+    HiGHS before it held any solution, the warm-start tree ``start`` is the best tree so far."""
     tree = objective = None
+    status, stop_reason = run.status, run.stop_reason
+    if not run.has_solution and start is not None and status is Status.TIME_LIMIT:
+        tree, objective = start, f.loss(data, start, opts)
+        stats["incumbent"] = "the warm start (HiGHS stopped before it held a solution)"
     if run.has_solution:
         tree = f.decode(m, data)
         objective = f.loss(data, tree, opts)
@@ -249,7 +254,7 @@ def _result(name: str, f: Formulation, m, data: Dataset, opts, run, to_loss, sta
                                     f"the solver's {claimed:g}")
     bound = -math.inf if run.bound is None or not math.isfinite(run.bound) else to_loss(run.bound)
     if objective is not None:
-        bound = objective if run.status is Status.OPTIMAL else min(bound, objective)
+        bound = objective if status is Status.OPTIMAL else min(bound, objective)
     stats.update(run.statistics)
     stats.update(
         handoff_seconds=run.handoff_seconds,
@@ -263,5 +268,5 @@ def _result(name: str, f: Formulation, m, data: Dataset, opts, run, to_loss, sta
         trajectory=[(t, to_loss(p) if math.isfinite(p) else None, to_loss(d) if math.isfinite(d) else None)
                     for t, p, d in run.trajectory],
     )
-    return SolveResult(solver=name, status=run.status, stop_reason=run.stop_reason, tree=tree, objective=objective,
+    return SolveResult(solver=name, status=status, stop_reason=stop_reason, tree=tree, objective=objective,
                        bound=bound, seconds=budget.elapsed(), stats=stats)

@@ -1,5 +1,6 @@
 """The one solve pipeline (odtmip.pipeline): registry, warm starts, the DP solved once, the time budget."""
 
+import math
 import time
 from dataclasses import replace
 
@@ -182,3 +183,24 @@ def test_a_dp_start_over_the_memory_limit_is_left_out_not_fatal(monkeypatch, nam
                                                               .stats["warm_start_loss"])
     else:
         assert res.stats["warm_start_loss"] is None
+
+
+def test_the_warm_start_tree_is_returned_when_highs_stops_before_holding_a_solution(monkeypatch):
+    from odtmip.models import _highs
+
+    run = _highs.solve
+
+    def stopped_at_once(model, options, warm_start=None, more_starts=()):
+        result = run(model, options)  # no start given to HiGHS
+        return replace(result, status=Status.TIME_LIMIT, stop_reason="time_limit", has_solution=False,
+                       objective=None, bound=None)
+
+    monkeypatch.setattr(_highs, "solve", stopped_at_once)
+    data = small_data()
+    res = solve_mip("gunluk", data, max_depth=2, time_limit=30)
+    assert res.status is Status.TIME_LIMIT and res.tree is not None
+    assert res.objective == res.stats["warm_start_loss"] == data.misclassifications(res.tree)
+    monkeypatch.undo()
+    assert res.objective == solve_mip("gunluk", data, max_depth=2).objective  # the DP start is optimal here
+    assert res.bound == -math.inf or res.bound <= res.objective
+    assert res.stats["incumbent"].startswith("the warm start")
