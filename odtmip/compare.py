@@ -717,10 +717,11 @@ def _labelled(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(_group=df[_groups(df)].astype(str).agg(" / ".join, axis=1))
 
 
-def plot_profile(df: pd.DataFrame, column: str = "proof_seconds", path: str | os.PathLike | None = None):
+def plot_profile(df: pd.DataFrame, column: str = "proof_seconds", path: str | os.PathLike | None = None, ax=None):
     """The Dolan-Moré performance profile of ``column`` (lower is better; NaN: not solved): for each variant the
-    share of problems (dataset, depth, seed) it solves within a factor tau of the best variant. Returns the
-    figure; saves it to ``path`` when given."""
+    share of problems (dataset, depth, seed) it solves within a factor tau of the best variant. Drawn on ``ax``
+    when given (e.g. a pyplot figure's), else on a new figure. Returns the figure; saves it to ``path`` when
+    given."""
     df = _labelled(df).assign(seed=df["seed"].astype(object).where(df["seed"].notna(), "none").astype(str))
     times = df.pivot_table(index=["dataset", "depth", "seed"], columns="_group", values=column, aggfunc="mean",
                            dropna=False)
@@ -728,7 +729,7 @@ def plot_profile(df: pd.DataFrame, column: str = "proof_seconds", path: str | os
     best = np.min(np.where(np.isnan(t), np.inf, t), axis=1, keepdims=True)  # inf: no variant solved it
     with np.errstate(all="ignore"):
         ratios = np.where(np.isnan(t), np.inf, t / best)
-    fig, (ax,) = _figure(width=9.0)  # room for the legend beside the axes
+    fig, (ax,) = _figure(width=9.0) if ax is None else (ax.figure, (ax,))  # room for the legend beside the axes
     finite = ratios[np.isfinite(ratios)]
     top = max(2.0, float(finite.max()) * 1.1) if finite.size else 2.0
     for j, name in enumerate(times.columns):

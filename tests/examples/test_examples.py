@@ -43,7 +43,7 @@ def test_gunluk_teaching_example(tmp_path):
 
 @pytest.mark.highs
 @pytest.mark.slow
-def test_compare_formulations_example():
+def test_compare_formulations_example(tmp_path):
     out = load_example("02_compare_formulations").main(verbose=False)
     assert out["optimum"] == {"monk1": 20, "tic-tac-toe": 22}
     assert out["misclassifications"] == {"monk1": [20], "tic-tac-toe": [22]}  # every run ends at the DP's optimum
@@ -57,6 +57,7 @@ def test_compare_formulations_example():
     assert binaries["gunluk"] == 17 and binaries["gunluk:relax=false"] == 69  # Prop. 3: z at the root only
     assert rows["gunluk:strengthen=false"] == rows["gunluk"] == rows["gunluk:anchors=false"] + 6  # one anchor a group
     assert "| monk1 | 2 |" in out["table"]
+    assert_plots(out["figure"], tmp_path)
 
 
 @pytest.mark.highs
