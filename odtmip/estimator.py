@@ -57,6 +57,7 @@ from sklearn.utils.validation import check_consistent_length, check_is_fitted, c
 from odtmip.binarize import NUMERIC_ENCODINGS
 from odtmip.data import Dataset
 from odtmip.exceptions import NotProvenOptimalWarning, NoTreeError, OptionError
+from odtmip.models import FORMULATIONS
 from odtmip.options import OPTIONS, REQUIRED, validate
 from odtmip.results import Status
 from odtmip.solvers import SOLVERS, solve
@@ -213,7 +214,7 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
         """
         options = self._solver_options()
         if isinstance(X, pd.DataFrame):  # kept as it is, for its dtypes (categorical columns)
-            validate_data(self, X, reset=True, skip_check_array=True)
+            X = self._checked_frame(X, reset=True)
             y = column_or_1d(y, warn=True)
             check_consistent_length(X, y)
         else:
@@ -289,9 +290,19 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
         """``X`` for prediction, checked against the fit as scikit-learn does (a DataFrame is kept as it is)."""
         check_is_fitted(self)
         if isinstance(X, pd.DataFrame):
-            validate_data(self, X, reset=False, skip_check_array=True)
-            return X
+            return self._checked_frame(X, reset=False)
         return validate_data(self, X, reset=False, ensure_all_finite="allow-nan")
+
+    def _checked_frame(self, X: pd.DataFrame, reset: bool) -> pd.DataFrame:
+        """A DataFrame's names and width checked (and set, ``reset``) as scikit-learn does; numbers may be missing
+        but not infinite, as in an array."""
+        validate_data(self, X, reset=reset, skip_check_array=True)
+        for name in X.columns:
+            column = X[name]
+            if (pd.api.types.is_numeric_dtype(column) and column.dtype != bool
+                    and np.isinf(column.to_numpy(dtype=float, na_value=np.nan)).any()):
+                raise ValueError(f"Input X column {name!r} contains infinity")
+        return X
 
     def predict(self, X) -> np.ndarray:
         """The class label of the leaf each row of ``X`` reaches.
@@ -339,7 +350,10 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True  # a missing value routes as the smallest number (odtmip.tree)
+        # A missing value routes as the smallest number (odtmip.tree), except in the formulations that read the raw
+        # numbers (binoct, oct, oct-h), which refuse it.
+        formulation = FORMULATIONS.get(self.solver) if isinstance(self.solver, str) else None
+        tags.input_tags.allow_nan = formulation is None or not formulation.reads_numbers
         return tags
 
 

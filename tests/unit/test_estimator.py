@@ -249,3 +249,13 @@ def test_an_optimal_fit_does_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         OptimalTreeClassifier(max_depth=1).fit(X, y)
+
+
+def test_infinite_numbers_are_refused_in_a_dataframe_as_in_an_array():
+    X, y = _frame()
+    bad = X.assign(size=X["size"].where(X.index != 3, np.inf))
+    with pytest.raises(ValueError, match="Input X column 'size' contains infinity"):
+        OptimalTreeClassifier().fit(bad, y)
+    clf = OptimalTreeClassifier(max_depth=1).fit(X, y)
+    with pytest.raises(ValueError, match="Input X column 'size' contains infinity"):
+        clf.predict(bad)
