@@ -64,8 +64,8 @@ from odtmip.solvers import SOLVERS, solve
 
 __all__ = ["OptimalTreeClassifier"]
 
-#: The parameters that are not solver options, with their defaults (``class_weight`` is scikit-learn's: it
-#: replaces the Günlük model's option of that name, which stays reachable as ``options=GunlukOptions(...)``).
+#: The parameters that are not solver options, with their defaults. ``class_weight`` is scikit-learn's and takes the
+#: place of the Günlük model's option of that name: its C is ``class_weight={negative: C, positive: 1}``.
 _OWN = {"solver": "dp", "max_depth": 3, "class_weight": None, "numeric": "thresholds", "n_thresholds": None,
         "n_buckets": 10}
 
@@ -100,12 +100,15 @@ def _option_doc(name: str) -> str:
     return "\n".join("    " + line for line in lines)
 
 
+#: Every parameter of the estimator with its default, in the order of the signature.
+_PARAMETERS = {**_OWN, **dict.fromkeys(_option_names())}
+
+
 def _signature() -> inspect.Signature:
+    """``__init__(self, *, solver="dp", max_depth=3, ..., <every option>=None)``, read by scikit-learn's get_params."""
     keyword = inspect.Parameter.KEYWORD_ONLY
-    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-    params += [inspect.Parameter(name, keyword, default=default) for name, default in _OWN.items()]
-    params += [inspect.Parameter(name, keyword, default=None) for name in _option_names()]
-    return inspect.Signature(params)
+    return inspect.Signature([inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+                             + [inspect.Parameter(name, keyword, default=d) for name, d in _PARAMETERS.items()])
 
 
 class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
@@ -187,13 +190,12 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
     [0.933, 0.967, 0.867, 0.867, 1.0]
     """
 
-    def __init__(self, **params):
-        unknown = sorted(set(params) - set(type(self)._get_param_names()))
+    def __init__(self, **params):  # the signature scikit-learn sees is _signature()
+        unknown = sorted(set(params) - set(_PARAMETERS))
         if unknown:
             raise TypeError(f"OptimalTreeClassifier got unexpected keyword argument(s) {', '.join(unknown)}")
-        for name, param in inspect.signature(type(self).__init__).parameters.items():
-            if name != "self":
-                setattr(self, name, params.get(name, param.default))
+        for name, default in _PARAMETERS.items():
+            setattr(self, name, params.get(name, default))
 
     # ------------------------------------------------------------------------------------------------ fit
     def fit(self, X, y, sample_weight=None):
