@@ -220,7 +220,7 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
             y = column_or_1d(y, warn=True)
             check_consistent_length(X, y)
         else:
-            X, y = validate_data(self, X, y, ensure_all_finite="allow-nan")
+            X, y = validate_data(self, X, y, ensure_all_finite=self._finite_or_nan())
         check_classification_targets(y)
         weights = self._weights(y, sample_weight)
         if weights is not None and (weights == 0).any():  # weight 0 is absence (see the module docstring)
@@ -293,7 +293,7 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         if isinstance(X, pd.DataFrame):
             return self._checked_frame(X, reset=False)
-        return validate_data(self, X, reset=False, ensure_all_finite="allow-nan")
+        return validate_data(self, X, reset=False, ensure_all_finite=self._finite_or_nan())
 
     def _checked_frame(self, X: pd.DataFrame, reset: bool) -> pd.DataFrame:
         """A DataFrame's names and width checked (and set, ``reset``) as scikit-learn does; numbers may be missing
@@ -349,6 +349,10 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
         """
         X = self._checked(X)
         return self.tree_.apply(X)
+
+    def _finite_or_nan(self):
+        """What ``validate_data`` lets through: NaN too, where the solver routes missing values."""
+        return "allow-nan" if self.__sklearn_tags__().input_tags.allow_nan else True
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -259,3 +259,15 @@ def test_infinite_numbers_are_refused_in_a_dataframe_as_in_an_array():
     clf = OptimalTreeClassifier(max_depth=1).fit(X, y)
     with pytest.raises(ValueError, match="Input X column 'size' contains infinity"):
         clf.predict(bad)
+
+
+def test_class_weight_is_the_gunluk_models_c():
+    # Günlük et al.'s C weighs a correct negative: the same optimum as weight C on the negative rows
+    from odtmip.datasets import load
+    from odtmip.models.gunluk import GunlukOptions
+
+    X, y = load("monk2")
+    by_class = OptimalTreeClassifier(solver="gunluk", max_depth=1, class_weight={0: 0.5, 1: 1.0}).fit(X, y)
+    by_model = OptimalTreeClassifier(solver="gunluk", max_depth=1, options=GunlukOptions(class_weight=0.5)).fit(X, y)
+    # below both single leaves: 290 negatives x 0.5 = 145, and the 142 positives
+    assert by_class.objective_ == by_model.objective_ == 133
