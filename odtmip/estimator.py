@@ -3,7 +3,7 @@
 
 The estimator's parameters are ``solver``, ``class_weight``, the encoding of numeric columns (``numeric``,
 ``n_thresholds``, ``n_buckets``) and **every option any solver declares** (:data:`odtmip.options.OPTIONS`): the
-signature and the Parameters section below are generated from that declaration, so a new solver's options become
+signature and the class's Parameters section are generated from that declaration, so a new solver's options become
 parameters by themselves, and each value is checked by :func:`odtmip.options.validate` when ``fit`` runs (never in
 ``__init__``; a bad value is a ``ValueError`` naming the option, the value and what is allowed).
 
@@ -18,7 +18,10 @@ How the data is encoded
   consecutive distinct training values, which realise every partition of the training rows an axis-aligned
   threshold can make: for the DP the fit is then optimal over **all trees of univariate threshold splits** (the
   split space of CART) within the depth and size limits. NaN is a missing value (routed as smaller than every
-  number, with an extra ``is missing`` split); infinite values are an error.
+  number, with an extra ``is missing`` split), except for the formulations that read the raw numbers (``binoct``,
+  ``oct``, ``oct-h``), which refuse it; infinite values are an error. Every distinct value adds a binary column,
+  and the DP's work grows with their square: on large continuous data ``n_thresholds=k`` keeps the k quantile
+  thresholds of each column, and the fit is exact over those.
 * **pandas DataFrames** keep their dtypes: ``category``, ``object`` and ``string`` columns become categorical
   feature groups (subset splits; a level not seen in training goes left), numeric columns are encoded as above,
   and ``feature_names_in_`` holds the column names. ``predict`` then needs the same columns (by name, in the
