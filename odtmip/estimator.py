@@ -88,19 +88,26 @@ def _option_names() -> list[str]:
 def _option_doc(name: str) -> str:
     """The numpydoc entry of solver option ``name``: its meaning, then per solver what it allows and its default."""
     takers = [(solver, opt) for solver, declared in OPTIONS.items() for opt in declared if opt.name == name]
-    doc = takers[0][1].doc
-    lines = [f"{name} : option of {', '.join(solver for solver, _ in takers)}, default=None",
-             f"    {doc[0].upper()}{doc[1:]}."]
+    docs = list(dict.fromkeys(opt.doc for _, opt in takers))
+    lines = [f"{name} : option of {', '.join(solver for solver, _ in takers)}, default=None"]
+    if len(docs) == 1:
+        lines.append(f"    {docs[0][0].upper()}{docs[0][1:]}.")
     rules: dict[str, list[str]] = {}
     for solver, opt in takers:
         default = "required" if opt.default is REQUIRED else f"default {opt.default!r}"
         if opt.default is None and opt.none is not None:
             default += f" ({opt.none})"
-        rules.setdefault(f"{' or '.join(map(str, opt.allowed))}; {default}", []).append(f"``{solver}``")
+        meaning = "" if len(docs) == 1 else f"{opt.doc}; "
+        rules.setdefault(f"{meaning}{' or '.join(map(str, opt.allowed))}; {default}", []).append(f"``{solver}``")
     lines += [f"    {', '.join(solvers)}: {rule}." for rule, solvers in rules.items()]
-    lines.append("    None: the solver's default. Giving it for a solver that does not take it is an error"
-                 + (" (a seed is ignored instead)." if name == _SEED else "."))
+    elsewhere = _ELSEWHERE.get(name, "Giving it for a solver that does not take it is an error.")
+    lines.append(f"    None: the solver's default{_NONE_TOO.get(name, '')}. {elsewhere}")
     return "\n".join("    " + line for line in lines)
+
+
+#: What the docstring adds on None, and on giving an option to a solver without it, for the two special options.
+_NONE_TOO = {_WARM_START: ", and so is False (scikit-learn's fresh fit)"}
+_ELSEWHERE = {_SEED: "A solver without a seed ignores it (scikit-learn's convention)."}
 
 
 #: Every parameter of the estimator with its default, in the order of the signature.

@@ -206,6 +206,9 @@ def test_every_declared_option_is_a_parameter():
     declared = {opt.name for options in OPTIONS.values() for opt in options}
     assert declared <= names
     assert {"solver", "class_weight", "numeric", "n_thresholds", "n_buckets"} <= names
+    documented = {line.split(" : ")[0].strip() for line in OptimalTreeClassifier.__doc__.splitlines()
+                  if line.startswith("    ") and not line.startswith("     ") and " : " in line}
+    assert set(names) <= documented  # the Parameters section, generated from the same declaration
 
 
 @pytest.mark.parametrize("params, message", [
