@@ -36,6 +36,7 @@ def _in_process(path):
     return Dataset(X, y, X.pop("w").to_numpy(dtype=float), numeric="thresholds")
 
 
+@pytest.mark.slow
 def test_fit_save_predict_show_round_trip(tmp_path, rng):
     _write_csv(tmp_path / "d.csv", rng)
     saved_path = tmp_path / "tree.json"
@@ -82,6 +83,7 @@ def test_fit_save_predict_show_round_trip(tmp_path, rng):
     assert done.returncode == 0 and (tmp_path / "tree.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver, data, depth", [("gunluk", "monk1", "1"), ("oct-h", "iris", "1")])
 def test_a_mip_tree_round_trips_on_a_bundled_set(tmp_path, solver, data, depth):
     saved_path = tmp_path / "tree.json"

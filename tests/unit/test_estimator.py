@@ -53,6 +53,7 @@ print(json.dumps([[r["check_name"], r["status"]] for r in results]))
 """
 
 
+@pytest.mark.slow
 def test_every_estimator_check_passes_with_the_array_api_check_enabled():
     # The array-API check is skipped unless SCIPY_ARRAY_API=1 is set before SciPy is imported: a fresh process.
     env = {**os.environ, "SCIPY_ARRAY_API": "1"}
