@@ -163,7 +163,7 @@ def test_predict_refuses_data_without_the_tree_columns(capsys, tmp_path, saved_p
 def test_a_file_that_is_not_a_tree_file_exits_2(capsys, tmp_path, content, message, command):
     path = tmp_path / "t.json"
     path.write_text(content)
-    assert main([command, str(path), "monk1"][: 2 if command == "show" else 3]) == 2
+    assert main([command, str(path), *(["monk1"] if command == "predict" else [])]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"odtmip: error: {path}") and message in err and err.count("\n") == 1
 
