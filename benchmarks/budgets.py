@@ -8,9 +8,9 @@ Usage::
 Each run is the real ``odtmip fit FILE --solver S --depth D --time-limit L --json`` in a subprocess, on a generated
 CSV file (12 numeric columns, labels from a noisy rule; numeric columns as decile buckets). Printed per run: the
 status, the objective and bound it reports, the wall time of the process minus the start-up of a process that
-imports the solver stack, loads the DP's compiled kernels and reads and encodes the data (once per file), the peak resident memory of the process, and whether
-``wall - start-up <= 1.1 x limit + 1 s`` holds. A refused run (the memory guard: exit code 2 with its one-line
-reason) counts as within the budget when it is refused in time. Nothing is asserted; the table is the result.
+imports the solver stack, loads the DP's compiled kernels and reads and encodes the data (once per file), the
+peak resident memory of the process, and whether ``wall - start-up <= 1.1 x limit + 1 s`` holds. A refused run
+(the memory guard: exit code 2 with its one-line reason) counts as within the budget when it is refused in time. Nothing is asserted; the table is the result.
 """
 
 from __future__ import annotations

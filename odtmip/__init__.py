@@ -12,4 +12,14 @@ from odtmip.tree import Split, Tree, branch, leaf
 
 __version__ = "0.1.0"
 
-__all__ = ["Dataset", "SOLVERS", "SolveResult", "Split", "Status", "Tree", "branch", "compare", "leaf", "solve"]
+__all__ = ["Dataset", "OptimalTreeClassifier", "SOLVERS", "SolveResult", "Split", "Status", "Tree", "branch", "compare",
+           "leaf", "solve"]
+
+
+def __getattr__(name: str):
+    # The estimator imports scikit-learn and reads every solver's options (Pyomo): only when it is asked for.
+    if name == "OptimalTreeClassifier":
+        from odtmip.estimator import OptimalTreeClassifier
+
+        return OptimalTreeClassifier
+    raise AttributeError(f"module 'odtmip' has no attribute {name!r}")

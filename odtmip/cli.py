@@ -16,7 +16,7 @@ import math
 import os
 import sys
 
-from odtmip import __version__, datasets, metrics, progress
+from odtmip import __version__, datasets, deploy, metrics, progress
 from odtmip.check import MODELS, dp_problem
 from odtmip.compare import Variant, add_compare_command, grid, run_compare, solve_cell
 from odtmip.data import Dataset
@@ -108,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model_options(fit)
     fit.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     fit.add_argument("--log", action="store_true", help="stream the solver's log to stderr")
+    deploy.add_fit_options(fit)
     _add_verbosity(fit)
 
     chk = sub.add_parser("check", help="solve with a MIP model and with the DP and compare the optima")
@@ -127,6 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
     ds.add_argument("--json", action="store_true", help="print a JSON list")
     _add_verbosity(ds)
     add_compare_command(sub)
+    deploy.add_predict_command(sub)
+    deploy.add_show_command(sub)
     return parser
 
 
@@ -201,7 +204,8 @@ def load_dataset(args) -> Dataset:
     X, y = datasets.load(args.data, target=args.target, format=args.format, data_dir=args.data_dir,
                          na_values=args.na_values, decimal=args.decimal, drop=args.drop,
                          categorical=args.categorical)
-    return Dataset(X, y, numeric=args.numeric, n_buckets=args.n_buckets,
+    X, weights = deploy.split_weight(X, getattr(args, "weight", None), args.data)
+    return Dataset(X, y, weights, numeric=args.numeric, n_buckets=args.n_buckets,
                    force_classification=args.classification, allow_many_levels=args.allow_many_levels)
 
 
@@ -248,6 +252,8 @@ def _cmd_fit(args) -> int:
     log.info("data: %s", data.describe())
     result = solve(data, args.solver, **options)
     record = result_record(result, data)
+    if args.save is not None:
+        deploy.save_fit(args.save, result, data, record, options)
     if args.json:
         print(json.dumps(record))
         return 0
@@ -322,7 +328,7 @@ def main(argv=None) -> int:
     progress.logger.setLevel(logging.INFO if not quiet and (verbose or sys.stderr.isatty()) else logging.WARNING)
     try:
         code = {"fit": _cmd_fit, "check": _cmd_check, "datasets": _cmd_datasets,
-                "compare": run_compare}[args.command](args)
+                "compare": run_compare, "predict": deploy.run_predict, "show": deploy.run_show}[args.command](args)
         sys.stdout.flush()  # a closed pipe shows here, inside the try, not at interpreter exit
         return code
     except BrokenPipeError:  # the Python docs' recipe: no traceback, and nothing more for stdout at exit

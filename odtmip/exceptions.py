@@ -33,3 +33,11 @@ class SolverUnavailableError(OdtmipError, RuntimeError):
 
 class VerificationError(OdtmipError, RuntimeError):
     """A solver's reported objective differs from the one recomputed by re-routing the data."""
+
+
+class NoTreeError(OdtmipError, RuntimeError):
+    """A solve ended without a tree: a limit stopped it before it found one, or no tree meets the constraints."""
+
+
+class NotProvenOptimalWarning(UserWarning):
+    """A limit stopped a solve before it proved its tree optimal; the best tree found is used."""

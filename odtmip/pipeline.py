@@ -26,8 +26,8 @@ This is where the DP hands its trees to a MIP: the formulation modules only desc
 
 from __future__ import annotations
 
-import math
 import logging
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import replace

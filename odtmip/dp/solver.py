@@ -318,7 +318,7 @@ def encode_columns(Xb: np.ndarray, merge: bool) -> _Encoding:
     Xl = Xb if len(live) == p else Xb[:, live]
     canon = np.ascontiguousarray(np.packbits(Xl ^ Xl[:1], axis=0).T)
     first: dict[bytes, int] = {}
-    for j, form in zip(live, canon):
+    for j, form in zip(live, canon, strict=True):
         first.setdefault(form.tobytes(), j)
     orig = np.array(sorted(first.values()), dtype=np.int64)
     flip = 2 * ones[orig] > n

@@ -260,7 +260,7 @@ def trie_arrays(n_thresholds: int) -> tuple[np.ndarray, ...]:
         level += 1
     if not parts:
         return tuple(np.zeros(0, dtype=np.int64) for _ in range(8))
-    return tuple(np.concatenate(column) for column in zip(*parts))
+    return tuple(np.concatenate(column) for column in zip(*parts, strict=True))
 
 
 def decode_index(bits, n_thresholds: int) -> int:

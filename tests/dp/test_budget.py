@@ -1,7 +1,6 @@
 """The DP's budgets: the time limit reaches inside the depth-two solver, and the memory limit guards the arrays
 and the cache."""
 
-import numpy as np
 import pytest
 
 from odtmip.data import Dataset

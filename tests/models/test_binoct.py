@@ -272,4 +272,4 @@ def test_the_trie_as_arrays_is_the_trie(T):
 
     ref = sorted((n.low, n.mid, n.high, n.level, sum(n.prefix), n.level - sum(n.prefix), masks(n.prefix, 1),
                   masks(n.prefix, 0)) for n in threshold_trie(T))
-    assert sorted(zip(*(a.tolist() for a in trie_arrays(T)))) == ref
+    assert sorted(zip(*(a.tolist() for a in trie_arrays(T)), strict=True)) == ref
