@@ -10,7 +10,8 @@ CSV file (12 numeric columns, labels from a noisy rule; numeric columns as decil
 status, the objective and bound it reports, the wall time of the process minus the start-up of a process that
 imports the solver stack, loads the DP's compiled kernels and reads and encodes the data (once per file), the
 peak resident memory of the process, and whether ``wall - start-up <= 1.1 x limit + 1 s`` holds. A refused run
-(the memory guard: exit code 2 with its one-line reason) counts as within the budget when it is refused in time. Nothing is asserted; the table is the result.
+(the memory guard: exit code 2 with its one-line reason) counts as within the budget when it is refused in time.
+Nothing is asserted; the table is the result.
 """
 
 from __future__ import annotations
