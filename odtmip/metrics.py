@@ -131,3 +131,21 @@ fowlkes_mallows = _binary("fowlkes_mallows")
 
 def _ratio(a: float, b: float) -> float:
     return float(a / b) if b > 0 else 0.0
+
+
+def positive_index(classes, positive=None) -> int:
+    """Index in ``classes`` (two labels) of the positive class ``positive``, a label; None: the second label.
+
+    A label also matches by its text (``"1"`` names the class ``1``), so command-line values work. Raises
+    :class:`~odtmip.exceptions.DataError` for more than two classes or a label that is not a class.
+    """
+    labels = list(classes)
+    if len(labels) != 2:
+        raise DataError(f"a positive class needs two-class data; the data has {len(labels)} classes: "
+                        f"{', '.join(map(str, labels))}")
+    if positive is None:
+        return 1
+    for i, label in enumerate(labels):
+        if (type(label) is type(positive) and label == positive) or str(label) == str(positive):
+            return i
+    raise DataError(f"positive label {positive!r} is not a class; the classes are {', '.join(map(repr, labels))}")
