@@ -50,6 +50,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
@@ -58,7 +59,7 @@ from odtmip.dp._kernels import _pareto as kp
 from odtmip.dp.solver import MAX_DEPTH_CAP, DPOptions, DPSolver, _check_int, _check_time_limit, pack_columns, warm_up
 from odtmip.exceptions import DataError, OptionError, VerificationError
 from odtmip.metrics import Confusion, positive_index
-from odtmip.results import Status
+from odtmip.results import SolveResult, Status
 from odtmip.tree import Tree, leaf
 
 #: The ceiling with no restriction, and the lower bound that says nothing.
@@ -106,6 +107,11 @@ class ParetoOptions:
     merge_features: bool = True
 
 
+def confusion(fp: float, fn: float, positives: float, negatives: float) -> Confusion:
+    """The confusion counts of a pair (fp, fn); tp and tn are clamped at 0 against round-off of real weights."""
+    return Confusion(tp=max(0.0, positives - fn), fp=fp, tn=max(0.0, negatives - fp), fn=fn)
+
+
 @dataclass(frozen=True)
 class FrontPoint:
     """One point of a front: its weights of false positives and false negatives and a tree that has them."""
@@ -118,7 +124,7 @@ class FrontPoint:
 
     @property
     def confusion(self) -> Confusion:
-        return Confusion(tp=self.positives - self.fn, fp=self.fp, tn=self.negatives - self.fp, fn=self.fn)
+        return confusion(self.fp, self.fn, self.positives, self.negatives)
 
     @property
     def tpr(self) -> float:
@@ -428,3 +434,165 @@ def _warm_up_pareto() -> float:
         ParetoSolver(ds).front(max_depth=3, max_nodes=2)
     return time.perf_counter() - t0
 
+
+
+# ============================================================================================ objectives
+def count_target(tau: float, total: float) -> float:
+    """The least weight a rate ``tau`` of ``total`` needs: ceil(tau x total) exactly (rational arithmetic) for an
+    integer total, as the corrected (15) of [GKLMS] (``TN >= ceil(tau |I-|)``); tau x total otherwise."""
+    if float(total).is_integer():
+        return float(math.ceil(Fraction(str(tau)) * int(total)))
+    return tau * total
+
+
+@dataclass(frozen=True)
+class Objective:
+    """What to pick from the front: the allowed region (a ceiling on (fp, fn)) and the loss to minimise there.
+
+    ``metric`` (a name of :data:`METRICS` or a callable ``Confusion -> float`` that is no better when fp or fn
+    grows) is maximised as the loss ``1 - metric``. Without a metric the loss is fn when only fp is capped
+    (maximise sensitivity s.t. specificity), fp when only fn is capped, and fp + fn otherwise.
+    """
+
+    fp_cap: float = math.inf
+    fn_cap: float = math.inf
+    metric: str | Callable | None = None
+
+    @property
+    def ceiling(self) -> np.ndarray:
+        return np.array([[self.fp_cap, self.fn_cap]])
+
+    @property
+    def name(self) -> str:
+        if self.metric is not None:
+            return self.metric if isinstance(self.metric, str) else getattr(self.metric, "__name__", "metric")
+        if math.isinf(self.fn_cap) and not math.isinf(self.fp_cap):
+            return "false-negatives"
+        if math.isinf(self.fp_cap) and not math.isinf(self.fn_cap):
+            return "false-positives"
+        return "misclassifications"
+
+    def loss(self, fp: float, fn: float, positives: float, negatives: float) -> float:
+        if self.metric is None:
+            name = self.name
+            return fn if name == "false-negatives" else fp if name == "false-positives" else fp + fn
+        c = confusion(fp, fn, positives, negatives)
+        value = METRICS[self.metric](c) if isinstance(self.metric, str) else self.metric(c)
+        value = float(value)
+        if not math.isfinite(value):
+            raise OptionError(f"the metric {self.name} returned {value!r} for tp={c.tp:g}, fp={c.fp:g}, "
+                              f"tn={c.tn:g}, fn={c.fn:g}; it must return a finite number")
+        return 1.0 - value
+
+
+def objective_of(dataset: Dataset, positive_at: int, metric=None, min_sensitivity: float | None = None,
+                 min_specificity: float | None = None, max_false_positives: float | None = None,
+                 max_false_negatives: float | None = None) -> Objective:
+    """The :class:`Objective` of the options: specificity >= tau caps fp at |I-| - ceil(tau |I-|), sensitivity >= tau
+    caps fn at |I+| - ceil(tau |I+|) (weights), and the explicit caps on fp and fn."""
+    if isinstance(metric, str) and metric not in METRICS:
+        raise OptionError(f"unknown metric {metric!r}; available: {', '.join(METRICS)} or a callable")
+    if metric is not None and not isinstance(metric, str) and not callable(metric):
+        raise OptionError(f"metric must be a name ({', '.join(METRICS)}) or a callable, got {metric!r}")
+    is_pos = dataset.y == positive_at
+    positives, negatives = float(dataset.weights[is_pos].sum()), float(dataset.weights[~is_pos].sum())
+    fp_cap = fn_cap = math.inf
+    for name, tau in (("min_sensitivity", min_sensitivity), ("min_specificity", min_specificity)):
+        if tau is not None and not 0 <= tau <= 1:
+            raise OptionError(f"{name} must lie in [0, 1], got {tau!r}")
+    for name, cap in (("max_false_positives", max_false_positives), ("max_false_negatives", max_false_negatives)):
+        if cap is not None and not cap >= 0:
+            raise OptionError(f"{name} must be >= 0, got {cap!r}")
+    if min_specificity is not None:
+        fp_cap = negatives - count_target(min_specificity, negatives)
+    if min_sensitivity is not None:
+        fn_cap = positives - count_target(min_sensitivity, positives)
+    if max_false_positives is not None:
+        fp_cap = min(fp_cap, float(max_false_positives))
+    if max_false_negatives is not None:
+        fn_cap = min(fn_cap, float(max_false_negatives))
+    return Objective(fp_cap, fn_cap, metric)
+
+
+def best_point(front: ParetoFront, objective: Objective) -> FrontPoint | None:
+    """The point of least loss among those within the objective's caps (None if there is none); ties to the
+    first (least fp)."""
+    inside = [p for p in front.points if p.fp <= objective.fp_cap + 1e-9 and p.fn <= objective.fn_cap + 1e-9]
+    if not inside:
+        return None
+    return min(inside, key=lambda p: objective.loss(p.fp, p.fn, p.positives, p.negatives))
+
+
+def solve_pareto(dataset: Dataset, max_depth: int = 3, max_nodes: int | None = None,
+                 time_limit: float | None = None, metric=None, min_sensitivity: float | None = None,
+                 min_specificity: float | None = None, max_false_positives: float | None = None,
+                 max_false_negatives: float | None = None, positive=None,
+                 options: ParetoOptions | None = None) -> SolveResult:
+    """Optimal tree for a metric monotone in (fp, fn), under caps on fp and fn, from the front of [DS21].
+
+    The front under the caps' ceiling is searched once; its point of least loss (:class:`Objective`) is optimal
+    ([DS21] §3: a monotone metric has an optimum on the front). Among optimal trees one with the fewest branch
+    nodes is returned: the least node budget whose front still reaches the optimum is found by bisection (the
+    optimum only improves with the budget). The result's ``objective`` is the loss (``1 - metric``, or the
+    weight of false negatives / false positives / both, see :class:`Objective`) recomputed by routing; ``stats``
+    adds the metric, ``tpr``, ``tnr``, the caps and the front's size. A cap no tree meets gives
+    ``Status.INFEASIBLE`` (proven). With a time limit the best tree found is returned with a valid bound.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]] * 3)
+    >>> data = Dataset(X, [0, 0, 0, 1, 0, 1, 1, 1, 0, 0, 1, 1])
+    >>> res = solve_pareto(data, max_depth=2, min_specificity=1.0)  # no false positive allowed
+    >>> res.status.value, res.stats["tnr"], round(res.stats["tpr"], 3)
+    ('optimal', 1.0, 0.5)
+    """
+    t0 = time.perf_counter()
+    solver = ParetoSolver(dataset, positive=positive, options=options)
+    goal = objective_of(dataset, solver.positive_index, metric, min_sensitivity, min_specificity,
+                        max_false_positives, max_false_negatives)
+    limit = _check_time_limit(time_limit)
+    deadline = math.inf if limit is None else t0 + limit
+    front = solver.front(max_depth, max_nodes, time_limit=limit, ceiling=goal.ceiling)
+    stats = dict(front.stats, metric=goal.name, positive=solver.positive, positive_index=solver.positive_index,
+                 fp_cap=goal.fp_cap, fn_cap=goal.fn_cap)
+    best = best_point(front, goal)
+
+    def loss(fp: float, fn: float) -> float:
+        return goal.loss(fp, fn, solver.positives, solver.negatives)
+
+    inside = front.bound[kp.allowed(front.bound, goal.ceiling, 1e-9)]
+    bound = min((loss(a, b) for a, b in inside), default=math.inf)
+    if best is None:
+        status = Status.INFEASIBLE if front.status is Status.OPTIMAL else Status.NO_SOLUTION
+        return SolveResult("dp", status, front.stop_reason, None, None, bound, time.perf_counter() - t0, stats)
+    value = loss(best.fp, best.fn)
+    if front.status is Status.OPTIMAL:
+        best, stats["fewest_nodes_proven"] = _fewest_nodes(solver, goal, best, value, max_depth, deadline)
+        bound = value
+    stats.update(tpr=best.tpr, tnr=best.tnr, f1=best.confusion.f1, fp=best.fp, fn=best.fn)
+    if goal.metric is not None:
+        stats["metric_value"] = 1.0 - value
+    return SolveResult("dp", front.status, front.stop_reason, best.tree, loss(best.fp, best.fn), min(bound, value),
+                       time.perf_counter() - t0, stats)
+
+
+def _fewest_nodes(solver: ParetoSolver, goal: Objective, best: FrontPoint, value: float, depth: int,
+                  deadline: float) -> tuple[FrontPoint, bool]:
+    """The optimum with the fewest branch nodes: bisection on the node budget (the best loss under a budget never
+    rises with it). Returns it and whether the search finished before the deadline."""
+    low, high = 0, best.tree.n_branch_nodes  # the optimum is reached with ``high`` nodes
+    while low < high:
+        mid = (low + high) // 2
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            return best, False
+        front = solver.front(depth, mid, time_limit=None if math.isinf(left) else left, ceiling=goal.ceiling)
+        if front.status is not Status.OPTIMAL:
+            return best, False
+        point = best_point(front, goal)
+        if point is not None and goal.loss(point.fp, point.fn, point.positives, point.negatives) <= value + 1e-12:
+            best, high = point, min(mid, point.tree.n_branch_nodes)
+        else:
+            low = mid + 1
+    return best, True
