@@ -20,6 +20,7 @@ from odtmip.check import MODELS, check
 from odtmip.compare import add_compare_command, run_compare
 from odtmip.data import Dataset
 from odtmip.exceptions import OdtmipError
+from odtmip.front import add_front_command, run_front
 from odtmip.models import FORMULATIONS, HighsOptions
 from odtmip.options import OPTIONS, Boolean, Choices, Interval, Option, validate
 from odtmip.results import SolveResult
@@ -103,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_option(fit, "--min-leaf", "min_leaf", "K")
     _add_option(fit, "--penalty", "penalty", "A")
     _add_option(fit, "--time-limit", "time_limit", "S")
+    _add_two_class_options(fit)
     _add_model_options(fit)
     fit.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     fit.add_argument("--log", action="store_true", help="stream the solver's log to stderr")
@@ -125,7 +127,19 @@ def build_parser() -> argparse.ArgumentParser:
     ds.add_argument("--json", action="store_true", help="print a JSON list")
     _add_verbosity(ds)
     add_compare_command(sub)
+    front = add_front_command(sub)
+    _add_data_options(front)
+    _add_verbosity(front)
     return parser
+
+
+def _add_two_class_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("two-class objectives (the (FP, FN) front; dp)")
+    _add_option(g, "--metric", "metric")
+    g.add_argument("--positive", metavar="LABEL", default=argparse.SUPPRESS,
+                   help="the positive class, a label of the data (default: the second label in sorted order)")
+    _add_option(g, "--max-fp", "max_false_positives", "K")
+    _add_option(g, "--max-fn", "max_false_negatives", "K")
 
 
 def _add_data_options(p: argparse.ArgumentParser) -> None:
@@ -188,7 +202,7 @@ _NO_FLAG = {"options", "highs", "warm_start", "min_specificity", "min_sensitivit
 def _solver_options(args, solver: str) -> dict:
     """The solver options given on the command line (and the default depth), checked for ``solver``; with
     ``--log`` a MIP solver also gets HiGHS settings that echo its log."""
-    given = {name: value for name, value in vars(args).items() if name in _ALL_OPTIONS}
+    given = {name: value for name, value in vars(args).items() if name in _ALL_OPTIONS and name != "positive"}
     if args.log and solver != "dp":
         given["highs"] = HighsOptions(log=True)
     return validate(solver, **given)
@@ -201,6 +215,14 @@ def load_dataset(args) -> Dataset:
                          categorical=args.categorical)
     return Dataset(X, y, numeric=args.numeric, n_buckets=args.n_buckets,
                    force_classification=args.classification, allow_many_levels=args.allow_many_levels)
+
+
+def _positive(args, data: Dataset, solver: str) -> dict:
+    """``--positive LABEL`` as the solver takes it: the label for the DP, its class index for a MIP model."""
+    if getattr(args, "positive", None) is None:
+        return {}
+    index = metrics.positive_index(data.classes_, args.positive)
+    return validate(solver, positive=data.classes_[index] if solver == "dp" else index)
 
 
 def result_record(result: SolveResult, data: Dataset) -> dict:
@@ -228,9 +250,12 @@ def result_record(result: SolveResult, data: Dataset) -> dict:
     for key in ("nodes", "build_seconds", "solve_seconds", "warm_start_accepted"):
         if key in result.stats:
             record[key] = result.stats[key]
-    if tree is not None and data.n_classes == 2:  # recomputed rates, class index 1 positive
-        rates = metrics.Confusion.from_labels(data.y, tree.predict_index(data.X), data.sample_weight)
-        record["tpr"], record["tnr"] = rates.sensitivity, rates.specificity
+    if tree is not None and data.n_classes == 2:  # recomputed rates, the solve's positive class (default index 1)
+        rates = metrics.Confusion.from_labels(data.y, tree.predict_index(data.X), data.sample_weight,
+                                              positive=result.stats.get("positive_index", 1))
+        record["tpr"], record["tnr"], record["f1"] = rates.sensitivity, rates.specificity, rates.f1
+        if "metric_value" in result.stats:
+            record[result.stats["metric"]] = result.stats["metric_value"]
     record["stats"] = {k: _finite(v) if isinstance(v, float) else v for k, v in result.stats.items()}
     record["tree"] = None if tree is None else tree.to_dict()
     return record
@@ -243,6 +268,7 @@ def _finite(x):
 def _cmd_fit(args) -> int:
     options = _solver_options(args, args.solver)
     data = load_dataset(args)
+    options.update(_positive(args, data, args.solver))
     log.info("data: %s", data.describe())
     result = solve(data, args.solver, **options)
     record = result_record(result, data)
@@ -257,6 +283,11 @@ def _cmd_fit(args) -> int:
         print(f"training accuracy: {record['accuracy']:.4f}  "
               f"misclassifications: {record['misclassifications']:g} of {data.n_samples}  "
               f"objective: {result.objective:g}  bound: {result.bound:g}")
+    if "tpr" in record:
+        line = f"sensitivity: {record['tpr']:.4f}  specificity: {record['tnr']:.4f}  f1: {record['f1']:.4f}"
+        if "metric_value" in result.stats and result.stats["metric"] != "f1":
+            line += f"  {result.stats['metric']}: {result.stats['metric_value']:.4f}"
+        print(line)
     return 0
 
 
@@ -304,7 +335,7 @@ def main(argv=None) -> int:
     log.setLevel(logging.DEBUG if getattr(args, "log", False) else logging.NOTSET)
     try:
         code = {"fit": _cmd_fit, "check": _cmd_check, "datasets": _cmd_datasets,
-                "compare": run_compare}[args.command](args)
+                "compare": run_compare, "front": run_front}[args.command](args)
         sys.stdout.flush()  # a closed pipe shows here, inside the try, not at interpreter exit
         return code
     except BrokenPipeError:  # the Python docs' recipe: no traceback, and nothing more for stdout at exit
