@@ -117,6 +117,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_option(chk, "--depth", "max_depth", "D", default=2, help="balanced depth (default: 2)")
     _add_option(chk, "--time-limit", "time_limit", "S", help="seconds per solve")
     _add_option(chk, "--min-leaf", "min_leaf", "K")
+    chk.add_argument("--positive", metavar="LABEL", default=argparse.SUPPRESS,
+                     help="the positive class of a target, a label of the data (default: the second label)")
+    target = chk.add_mutually_exclusive_group()
+    _add_option(target, "--min-specificity", "min_specificity", "T")
+    _add_option(target, "--min-sensitivity", "min_sensitivity", "T")
     _add_model_options(chk, constraints=False)
     chk.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     chk.add_argument("--log", action="store_true", help="stream the solvers' logs to stderr")
@@ -294,6 +299,7 @@ def _cmd_fit(args) -> int:
 def _cmd_check(args) -> int:
     options = _solver_options(args, args.model)
     data = load_dataset(args)
+    options.update(_positive(args, data, args.model))
     report = check(data, args.model, **options)
     if args.json:
         units = report.problem.in_model_units

@@ -50,7 +50,6 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from fractions import Fraction
 
 import numpy as np
 
@@ -58,7 +57,7 @@ from odtmip.data import Dataset
 from odtmip.dp._kernels import _pareto as kp
 from odtmip.dp.solver import MAX_DEPTH_CAP, DPOptions, DPSolver, _check_int, _check_time_limit, pack_columns, warm_up
 from odtmip.exceptions import DataError, OptionError, VerificationError
-from odtmip.metrics import Confusion, positive_index
+from odtmip.metrics import Confusion, count_target, positive_index
 from odtmip.results import SolveResult, Status
 from odtmip.tree import Tree, leaf
 
@@ -437,14 +436,6 @@ def _warm_up_pareto() -> float:
 
 
 # ============================================================================================ objectives
-def count_target(tau: float, total: float) -> float:
-    """The least weight a rate ``tau`` of ``total`` needs: ceil(tau x total) exactly (rational arithmetic) for an
-    integer total, as the corrected (15) of [GKLMS] (``TN >= ceil(tau |I-|)``); tau x total otherwise."""
-    if float(total).is_integer():
-        return float(math.ceil(Fraction(str(tau)) * int(total)))
-    return tau * total
-
-
 @dataclass(frozen=True)
 class Objective:
     """What to pick from the front: the allowed region (a ceiling on (fp, fn)) and the loss to minimise there.

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 import odtmip
 from odtmip.data import Dataset
-from odtmip.dp.pareto import METRICS, count_target, objective_of
+from odtmip.dp.pareto import METRICS, objective_of
 from odtmip.exceptions import DataError, OptionError
-from odtmip.metrics import Confusion
+from odtmip.metrics import Confusion, count_target
 from odtmip.results import Status
 
 from .strategies import integral, tiny_data
