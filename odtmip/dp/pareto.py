@@ -50,6 +50,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property, partial
 
 import numpy as np
 
@@ -113,13 +114,18 @@ def confusion(fp: float, fn: float, positives: float, negatives: float) -> Confu
 
 @dataclass(frozen=True)
 class FrontPoint:
-    """One point of a front: its weights of false positives and false negatives and a tree that has them."""
+    """One point of a front: its weights of false positives and false negatives and a tree that has them (built,
+    and checked by routing the data, when first asked for)."""
 
     fp: float
     fn: float
-    tree: Tree
     positives: float  # weight of the positive rows
     negatives: float  # weight of the negative rows
+    build: Callable[[], Tree] = field(repr=False, compare=False)
+
+    @cached_property
+    def tree(self) -> Tree:
+        return self.build()
 
     @property
     def confusion(self) -> Confusion:
@@ -378,6 +384,11 @@ class ParetoSolver:
 
     # ------------------------------------------------------------------ trees
     def _point(self, row: np.ndarray) -> FrontPoint:
+        return FrontPoint(float(row[kp.P_FP]), float(row[kp.P_FN]), self.positives, self.negatives,
+                          partial(self._tree, row.copy()))
+
+    def _tree(self, row: np.ndarray) -> Tree:
+        """The tree of a front row, checked: routing the data through it gives the row's (fp, fn)."""
         tree = self.dataset.new_tree(self._spec(row))
         predicted = tree.predict_index(self.dataset.X) == self.positive_index
         actual = self.dataset.y == self.positive_index
@@ -387,7 +398,7 @@ class ParetoSolver:
                 abs(fn - row[kp.P_FN]) > self._tol + 1e-9 * self.positives:
             raise VerificationError(f"front point ({row[kp.P_FP]!r}, {row[kp.P_FN]!r}) but its tree has "
                                     f"({fp!r}, {fn!r})")
-        return FrontPoint(fp, fn, tree, self.positives, self.negatives)
+        return tree
 
     def _label(self, positive) -> int:
         return self.positive_index if positive else 1 - self.positive_index

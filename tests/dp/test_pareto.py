@@ -59,7 +59,7 @@ def test_front_equals_brute_force_at_every_node_budget(ds, depth):
 def test_switching_techniques_off_keeps_the_front(ds, depth, off):
     full = ParetoSolver(ds).front(max_depth=depth)
     plain = ParetoSolver(ds, options=ParetoOptions(**{name: False for name in off})).front(max_depth=depth)
-    assert plain.pairs == full.pairs
+    assert pairs_close(plain.pairs, full.pairs)  # real weights: sums in another order
     check_points(plain, ds, 1)
 
 

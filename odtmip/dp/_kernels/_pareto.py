@@ -45,27 +45,30 @@ KIND_SPLIT = 2  # a root split whose children are rows of two fronts (a merge, [
 def nondominated(P, tol):
     """nd(P): the non-dominated rows of ``P`` sorted by fp ascending (fn then strictly descending).
 
-    Of equal points (within ``tol``) the one with the fewest branch nodes is kept ([DS21] §3: sort
-    lexicographically, keep a point whose fn is strictly below the last kept one's).
+    Of equal points (within ``tol``) the one with the fewest branch nodes is kept. [DS21] §3 sorts
+    lexicographically and keeps a point whose fn is strictly below the last kept one's; here one sort by fp and,
+    per run of equal fp, its least (fn, nodes) does the same.
     """
     k = P.shape[0]
     if k == 0:
         return P.copy()
-    o = np.argsort(P[:, P_NODES], kind="mergesort")
-    o = o[np.argsort(P[o, P_FN], kind="mergesort")]
-    o = o[np.argsort(P[o, P_FP], kind="mergesort")]
+    o = np.argsort(P[:, P_FP])
     keep = np.empty(k, dtype=np.int64)
     m = 0
-    for i in o:
-        if m == 0:
-            keep[0] = i
-            m = 1
-        elif P[i, P_FN] < P[keep[m - 1], P_FN] - tol:
-            if P[i, P_FP] <= P[keep[m - 1], P_FP] + tol:  # same fp up to round-off, smaller fn: it dominates
-                keep[m - 1] = i
-            else:
-                keep[m] = i
-                m += 1
+    i = 0
+    while i < k:
+        best = o[i]  # the least (fn, nodes) among the points of this fp
+        j = i + 1
+        while j < k and P[o[j], P_FP] <= P[o[i], P_FP] + tol:
+            c = o[j]
+            if P[c, P_FN] < P[best, P_FN] - tol or (P[c, P_FN] <= P[best, P_FN] + tol
+                                                     and P[c, P_NODES] < P[best, P_NODES]):
+                best = c
+            j += 1
+        if m == 0 or P[best, P_FN] < P[keep[m - 1], P_FN] - tol:
+            keep[m] = best
+            m += 1
+        i = j
     return P[keep[:m]]
 
 
@@ -354,19 +357,18 @@ def _child_front(p_side, n_side, fpos, fneg, pos2, neg2, f, present, tol):
         p0, n0 = p_side - pg, n_side - ng
         if pg + ng <= 0.0 or p0 + n0 <= 0.0:  # an empty side: the leaf again ([MurTree] Prop. 4.2)
             continue
-        A = _cell(p0, n0, 1, tol)
-        B = _cell(pg, ng, 2, tol)
-        for x in range(A.shape[0]):
-            for y in range(B.shape[0]):
-                out[r, P_FP] = A[x, P_FP] + B[y, P_FP]
-                out[r, P_FN] = A[x, P_FN] + B[y, P_FN]
-                out[r, P_NODES] = 1
-                out[r, P_KIND] = KIND_TERMINAL
-                out[r, P_FEATURE] = g
-                out[r, P_A] = g
-                out[r, P_B] = -1
-                out[r, P_C] = A[x, P_C] + B[y, P_C]
-                r += 1
+        # the four labellings of the two leaves (bit 0: the g-absent leaf, bit 1: the g-present leaf, 1 =
+        # positive): a positive leaf errs on its negatives (fp), a negative one on its positives (fn)
+        for labels in range(4):
+            out[r, P_FP] = (n0 if labels & 1 else 0.0) + (ng if labels & 2 else 0.0)
+            out[r, P_FN] = (0.0 if labels & 1 else p0) + (0.0 if labels & 2 else pg)
+            out[r, P_NODES] = 1
+            out[r, P_KIND] = KIND_TERMINAL
+            out[r, P_FEATURE] = g
+            out[r, P_A] = g
+            out[r, P_B] = -1
+            out[r, P_C] = labels
+            r += 1
     return nondominated(out[:r], tol)
 
 
