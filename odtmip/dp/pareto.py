@@ -474,6 +474,25 @@ class Objective:
             return "false-positives"
         return "misclassifications"
 
+    def optimal_region(self, value: float, front: ParetoFront) -> np.ndarray:
+        """A ceiling whose region holds every tree of loss ``value`` (the optimum) within the caps.
+
+        FN under an fp cap: {(cap, value)}; FP under an fn cap likewise. For F1 with an optimum above 0,
+        accuracy, and balanced accuracy (both classes present) the loss grows strictly with fp and with fn there,
+        so a tree of optimal loss is never dominated: the optimal points of the front. Otherwise the caps.
+        """
+        name = self.name
+        if name == "false-negatives":
+            return np.array([[self.fp_cap, value]])
+        if name == "false-positives":
+            return np.array([[value, self.fn_cap]])
+        P, N = front.points[0].positives, front.points[0].negatives
+        strict = (self.metric == "f1" and value < 1.0) or self.metric == "accuracy" or (
+            self.metric == "balanced-accuracy" and P > 0 and N > 0)
+        if not strict:
+            return self.ceiling
+        return np.array([[p.fp, p.fn] for p in front.points if self.loss(p.fp, p.fn, P, N) <= value + 1e-12])
+
     def loss(self, fp: float, fn: float, positives: float, negatives: float) -> float:
         if self.metric is None:
             name = self.name
@@ -570,7 +589,8 @@ def solve_pareto(dataset: Dataset, max_depth: int = 3, max_nodes: int | None = N
         return SolveResult("dp", status, front.stop_reason, None, None, bound, time.perf_counter() - t0, stats)
     value = loss(best.fp, best.fn)
     if front.status is Status.OPTIMAL:
-        best, stats["fewest_nodes_proven"] = _fewest_nodes(solver, goal, best, value, max_depth, deadline)
+        region = goal.optimal_region(value, front)
+        best, stats["fewest_nodes_proven"] = _fewest_nodes(solver, goal, best, value, max_depth, region, deadline)
         bound = value
     stats.update(tpr=best.tpr, tnr=best.tnr, f1=best.confusion.f1, fp=best.fp, fn=best.fn)
     if goal.metric is not None:
@@ -580,16 +600,17 @@ def solve_pareto(dataset: Dataset, max_depth: int = 3, max_nodes: int | None = N
 
 
 def _fewest_nodes(solver: ParetoSolver, goal: Objective, best: FrontPoint, value: float, depth: int,
-                  deadline: float) -> tuple[FrontPoint, bool]:
+                  region: np.ndarray, deadline: float) -> tuple[FrontPoint, bool]:
     """The optimum with the fewest branch nodes: bisection on the node budget (the best loss under a budget never
-    rises with it). Returns it and whether the search finished before the deadline."""
+    rises with it), each budget's front searched under ``region``, a ceiling that holds every optimal tree.
+    Returns it and whether the search finished before the deadline."""
     low, high = 0, best.tree.n_branch_nodes  # the optimum is reached with ``high`` nodes
     while low < high:
         mid = (low + high) // 2
         left = deadline - time.perf_counter()
         if left <= 0:
             return best, False
-        front = solver.front(depth, mid, time_limit=None if math.isinf(left) else left, ceiling=goal.ceiling)
+        front = solver.front(depth, mid, time_limit=None if math.isinf(left) else left, ceiling=region)
         if front.status is not Status.OPTIMAL:
             return best, False
         point = best_point(front, goal)
