@@ -358,7 +358,7 @@ class ParetoSolver:
         L = self._bounds.get(key, NO_BOUND) if self.options.cache else NO_BOUND
         if self.options.similarity:
             for old, Lold in self._archive.get((d, n), ()):
-                neg, pos = kp.removed_weights(old, bits, self._pos_bits, self._weights, self._unit)
+                pos, neg = kp.class_weights(old & ~bits, self._pos_bits, self._weights, self._unit)  # removed rows
                 L = kp.meet(L, kp.similarity_bound(Lold, neg, pos, self._tol), self._tol)
         return L
 

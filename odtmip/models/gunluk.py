@@ -63,6 +63,7 @@ from pyomo.core.expr import LinearExpression
 from odtmip.binarize import BinaryColumn
 from odtmip.data import Dataset
 from odtmip.exceptions import DataError, OptionError
+from odtmip.models import rates
 from odtmip.models._highs import HighsOptions, paused_gc
 from odtmip.models.formulation import MEMORY_LIMIT, DPProblem, Formulation, merge_options
 from odtmip.models.rows import LinearRows, linear_sum, var_members
@@ -126,14 +127,7 @@ class GunlukOptions:
             raise OptionError("anchors and order_symmetry break the same symmetry; use one of them ([GKLMS] §4.4)")
         if self.max_card is not None and (not isinstance(self.max_card, int) or self.max_card < 1):
             raise OptionError(f"max_card must be a positive integer, got {self.max_card!r}")
-        if not (self.class_weight > 0 and math.isfinite(self.class_weight)):
-            raise OptionError(f"class_weight must be a positive number, got {self.class_weight!r}")
-        if self.min_specificity is not None and self.min_sensitivity is not None:
-            raise OptionError("give min_specificity or min_sensitivity, not both")
-        for name in ("min_specificity", "min_sensitivity"):
-            tau = getattr(self, name)
-            if tau is not None and not 0 <= tau <= 1:
-                raise OptionError(f"{name} must lie in [0, 1], got {tau!r}")
+        rates.check_options(self)  # class weight, targets, positive
         Topology.parse(self.topology)  # fail early on a bad shape
 
     @property

@@ -93,16 +93,22 @@ def merge(A, B, tol):
 
 
 @njit(cache=NUMBA_CACHE)
-def merge_bounds(L1, L2, tol):
-    """nd({l1 + l2}) of two lower bounds (k, 2): the bound of a split, [DS21] Eq. 5."""
+def _pairwise(L1, L2, take_max, tol):
+    """The minimal points of {l1 + l2} (or of {max(l1, l2)} with ``take_max``) over two (k, 2) arrays."""
     out = np.empty((L1.shape[0] * L2.shape[0], 2))
     r = 0
     for i in range(L1.shape[0]):
         for j in range(L2.shape[0]):
-            out[r, 0] = L1[i, 0] + L2[j, 0]
-            out[r, 1] = L1[i, 1] + L2[j, 1]
+            for c in range(2):
+                out[r, c] = max(L1[i, c], L2[j, c]) if take_max else L1[i, c] + L2[j, c]
             r += 1
     return minimal(out, tol)
+
+
+@njit(cache=NUMBA_CACHE)
+def merge_bounds(L1, L2, tol):
+    """nd({l1 + l2}) of two lower bounds (k, 2): the bound of a split, [DS21] Eq. 5."""
+    return _pairwise(L1, L2, False, tol)
 
 
 @njit(cache=NUMBA_CACHE)
@@ -221,14 +227,7 @@ def outside(U, unit):
 @njit(cache=NUMBA_CACHE)
 def meet(L1, L2, tol):
     """L1 meet L2 = nd({max(l1, l2)}): a lower bound implied by two lower bounds ([DS21] §4)."""
-    out = np.empty((L1.shape[0] * L2.shape[0], 2))
-    r = 0
-    for i in range(L1.shape[0]):
-        for j in range(L2.shape[0]):
-            out[r, 0] = max(L1[i, 0], L2[j, 0])
-            out[r, 1] = max(L1[i, 1], L2[j, 1])
-            r += 1
-    return minimal(out, tol)
+    return _pairwise(L1, L2, True, tol)
 
 
 @njit(cache=NUMBA_CACHE)
@@ -241,25 +240,6 @@ def similarity_bound(L, removed_neg, removed_pos, tol):
         out[i, 0] = max(0.0, L[i, 0] - removed_neg)
         out[i, 1] = max(0.0, L[i, 1] - removed_pos)
     return minimal(out, tol)
-
-
-@njit(cache=NUMBA_CACHE)
-def removed_weights(old, new, pos_bits, weights, unit):
-    """(negative, positive) weight of the rows in ``old`` and not in ``new``."""
-    neg = 0.0
-    pos = 0.0
-    for i in range(old.shape[0]):
-        gone = old[i] & ~new[i]
-        while gone:
-            b = np.int64(trailing_zeros(gone))
-            r = i * 64 + b
-            w = 1.0 if unit else weights[r]
-            if (pos_bits[i] >> np.uint64(b)) & np.uint64(1):
-                pos += w
-            else:
-                neg += w
-            gone &= gone - np.uint64(1)
-    return neg, pos
 
 
 @njit(cache=NUMBA_CACHE)
@@ -374,21 +354,16 @@ def _child_front(p_side, n_side, fpos, fneg, pos2, neg2, f, present, tol):
 
 @njit(cache=NUMBA_CACHE)
 def _root_front(L, R, f, tol):
-    """Merge of the two child fronts of root ``f`` into terminal points (labels: left bits 0-1, right 2-3)."""
-    out = np.empty((L.shape[0] * R.shape[0], NCOL))
-    r = 0
-    for i in range(L.shape[0]):
-        for j in range(R.shape[0]):
-            out[r, P_FP] = L[i, P_FP] + R[j, P_FP]
-            out[r, P_FN] = L[i, P_FN] + R[j, P_FN]
-            out[r, P_NODES] = 1 + L[i, P_NODES] + R[j, P_NODES]
-            out[r, P_KIND] = KIND_TERMINAL
-            out[r, P_FEATURE] = f
-            out[r, P_A] = L[i, P_A]
-            out[r, P_B] = R[j, P_A]
-            out[r, P_C] = L[i, P_C] + 4 * R[j, P_C]
-            r += 1
-    return nondominated(out, tol)
+    """Merge of the two child fronts of root ``f`` as terminal points (labels: left bits 0-1, right 2-3)."""
+    M = merge(L, R, tol)
+    for r in range(M.shape[0]):
+        i, j = np.int64(M[r, P_A]), np.int64(M[r, P_B])
+        M[r, P_KIND] = KIND_TERMINAL
+        M[r, P_FEATURE] = f
+        M[r, P_A] = L[i, P_A]
+        M[r, P_B] = R[j, P_A]
+        M[r, P_C] = L[i, P_C] + 4 * R[j, P_C]
+    return M
 
 
 @njit(cache=NUMBA_CACHE)
