@@ -146,3 +146,13 @@ def test_integer_weights_are_exact(rng):
     front = ParetoSolver(ds).front(max_depth=2)
     assert front.stats["tolerance"] == 0
     assert [(a, b) for a, b, _ in brute_front(ds, 2)] == front.pairs
+
+
+@pytest.mark.parametrize("seed", [100, 101, 103])
+def test_depth_four_front_equals_brute_force(seed):
+    """Depth 4: subproblems of depth 3 are searched under ceilings and stored as bounds, unlike at depth <= 3."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, size=(40, 5))
+    y = rng.integers(0, 2, size=40)
+    ds = Dataset(X, y)
+    assert ParetoSolver(ds).front(max_depth=4).pairs == [(a, b) for a, b, _ in brute_front(ds, 4)]
