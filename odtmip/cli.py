@@ -19,7 +19,7 @@ from odtmip import __version__, datasets, metrics
 from odtmip.check import MODELS, check
 from odtmip.compare import add_compare_command, run_compare
 from odtmip.data import Dataset
-from odtmip.exceptions import OdtmipError
+from odtmip.exceptions import OdtmipError, OptionError
 from odtmip.front import add_front_command, run_front
 from odtmip.models import FORMULATIONS, HighsOptions
 from odtmip.options import OPTIONS, Boolean, Choices, Interval, Option, validate
@@ -227,7 +227,9 @@ def _positive(args, data: Dataset, solver: str) -> dict:
     if getattr(args, "positive", None) is None:
         return {}
     index = metrics.positive_index(data.classes_, args.positive)
-    return validate(solver, positive=data.classes_[index] if solver == "dp" else index)
+    if not any(opt.name == "positive" for opt in OPTIONS[solver]):
+        raise OptionError(f"solver {solver!r} does not take option(s) positive")
+    return {"positive": data.classes_[index] if solver == "dp" else index}
 
 
 def result_record(result: SolveResult, data: Dataset) -> dict:

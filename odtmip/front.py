@@ -55,7 +55,7 @@ def run_front(args: argparse.Namespace) -> int:
 
 def front_record(front: ParetoFront) -> dict:
     """The JSON form: ``{"front": [{"fp", "fn", "tpr", "tnr", "tree"}, ...], "status", ...}``."""
-    positive = front.positive.item() if isinstance(front.positive, np.generic) else front.positive
+    positive = front.positive
     return {
         "front": [{"fp": p.fp, "fn": p.fn, "tpr": p.tpr, "tnr": p.tnr, "tree": p.tree.to_dict()} for p in front.points],
         "status": front.status.value,

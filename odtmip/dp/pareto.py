@@ -194,7 +194,8 @@ class ParetoSolver:
             raise OptionError(f"pareto options must be a ParetoOptions, got {type(self.options).__name__}")
         self.dataset = dataset
         self.positive_index = positive_index(dataset.classes_, positive)
-        self.positive = dataset.classes_[self.positive_index]
+        label = dataset.classes_[self.positive_index]
+        self.positive = label.item() if isinstance(label, np.generic) else label  # a plain Python label
         # the MurTree solver's encoding of the columns and its bitsets (and its tree building)
         self._dp = DPSolver(dataset, options=DPOptions(merge_features=self.options.merge_features))
         data = self._dp._data

@@ -74,3 +74,17 @@ def test_front_table_and_plot(capsys, tmp_path):
     code, out, _ = run(capsys, "front", "tic-tac-toe", "--depth", "2", "--positive", "negative", "--plot", str(path))
     assert code == 0 and "positive class: negative" in out
     assert path.stat().st_size > 1000
+
+
+@pytest.mark.highs
+def test_check_with_a_target_agrees(capsys, tmp_path):
+    from _data import mixed_data
+
+    data = mixed_data(0, n=16, max_weight=None)
+    path = tmp_path / "tiny.csv"
+    data.X.assign(label=data.classes_[data.y]).to_csv(path, index=False)
+    code, out, _ = run(capsys, "check", str(path), "--target", "label", "--model", "binoct", "--depth", "2",
+                       "--min-specificity", "0.8", "--positive", "0", "--json")
+    record = json.loads(out)
+    assert code == 0 and record["verdict"] == "agree"
+    assert record["mip"]["objective"] == record["dp_objective"] and record["mip"]["status"] == "optimal"
