@@ -19,7 +19,8 @@ Search techniques, each switchable in :class:`ParetoOptions` without changing th
   depth_two_front`, [DS21] §3), fronts of the four-cell leaf counts of every feature pair;
 * **upper bounding (A)**: the first child of a split is solved under U minus the second child's lower bound,
   the second under U minus the first child's front (Eq. 4); after each split the node's ceiling drops to the
-  region no point found so far weakly dominates ("best - 1" for fronts);
+  region no point found so far strictly dominates (closed corners: a point equal to one found stays allowed, so
+  every point keeps the fewest branch nodes of any tree reaching it);
 * **infeasibility lower bound (B)**: a subproblem searched to the end under a ceiling U stores the lower bound
   nd(front found u minimal points outside Down(U)), met with what it had, and later calls whose ceiling lies
   below that bound return at once;
@@ -121,6 +122,7 @@ class FrontPoint:
     fn: float
     positives: float  # weight of the positive rows
     negatives: float  # weight of the negative rows
+    nodes: int  # branch nodes of the tree: the fewest of any tree with this (fp, fn) within the budget
     build: Callable[[], Tree] = field(repr=False, compare=False)
 
     @cached_property
@@ -285,7 +287,7 @@ class ParetoSolver:
             return F[kp.allowed(F, U, tol)], complete
         PF = leaf_front
         bounded = o.upper_bound
-        Ucur = kp.tighten(U, PF, self._step, tol) if bounded else U
+        Ucur = kp.tighten(U, PF, 0.0, tol) if bounded else U
         complete = True
         half = (1 << (d - 1)) - 1
         for f in range(self._feature_bits.shape[0]):
@@ -318,7 +320,7 @@ class ParetoSolver:
                     self._stats["merges"] += 1
                     PF = kp.nondominated(np.concatenate((PF, M)), tol)
                     if bounded:
-                        Ucur = kp.tighten(U, PF, self._step, tol)
+                        Ucur = kp.tighten(U, PF, 0.0, tol)
                 if not ok:
                     complete = False
                     break
@@ -386,7 +388,7 @@ class ParetoSolver:
     # ------------------------------------------------------------------ trees
     def _point(self, row: np.ndarray) -> FrontPoint:
         return FrontPoint(float(row[kp.P_FP]), float(row[kp.P_FN]), self.positives, self.negatives,
-                          partial(self._tree, row.copy()))
+                          int(row[kp.P_NODES]), partial(self._tree, row.copy()))
 
     def _tree(self, row: np.ndarray) -> Tree:
         """The tree of a front row, checked: routing the data through it gives the row's (fp, fn)."""
@@ -475,24 +477,20 @@ class Objective:
             return "false-positives"
         return "misclassifications"
 
-    def optimal_region(self, value: float, front: ParetoFront) -> np.ndarray:
-        """A ceiling whose region holds every tree of loss ``value`` (the optimum) within the caps.
+    def strict(self, value: float, positives: float, negatives: float) -> bool:
+        """Whether the loss grows strictly with fp and with fn around the optimum ``value``, so that no tree of
+        optimal loss is dominated: F1 above 0, accuracy, misclassifications, balanced accuracy with both classes."""
+        return (self.metric == "f1" and value < 1.0) or self.metric == "accuracy" or self.name == "misclassifications" \
+            or (self.metric == "balanced-accuracy" and positives > 0 and negatives > 0)
 
-        FN under an fp cap: {(cap, value)}; FP under an fn cap likewise. For F1 with an optimum above 0,
-        accuracy, and balanced accuracy (both classes present) the loss grows strictly with fp and with fn there,
-        so a tree of optimal loss is never dominated: the optimal points of the front. Otherwise the caps.
-        """
-        name = self.name
-        if name == "false-negatives":
+    def optimal_region(self, value: float) -> np.ndarray:
+        """A ceiling whose region holds every tree of loss ``value`` (the optimum) within the caps: {(cap,
+        value)} for FN under an fp cap, {(value, cap)} for FP under an fn cap, else the caps."""
+        if self.name == "false-negatives":
             return np.array([[self.fp_cap, value]])
-        if name == "false-positives":
+        if self.name == "false-positives":
             return np.array([[value, self.fn_cap]])
-        P, N = front.points[0].positives, front.points[0].negatives
-        strict = (self.metric == "f1" and value < 1.0) or self.metric == "accuracy" or (
-            self.metric == "balanced-accuracy" and P > 0 and N > 0)
-        if not strict:
-            return self.ceiling
-        return np.array([[p.fp, p.fn] for p in front.points if self.loss(p.fp, p.fn, P, N) <= value + 1e-12])
+        return self.ceiling
 
     def loss(self, fp: float, fn: float, positives: float, negatives: float) -> float:
         if self.metric is None:
@@ -554,11 +552,13 @@ def solve_pareto(dataset: Dataset, max_depth: int = 3, max_nodes: int | None = N
 
     The front under the caps' ceiling is searched once; its point of least loss (:class:`Objective`) is optimal
     ([DS21] §3: a monotone metric has an optimum on the front). Among optimal trees one with the fewest branch
-    nodes is returned: the least node budget whose front still reaches the optimum is found by bisection (the
-    optimum only improves with the budget). The result's ``objective`` is the loss (``1 - metric``, or the
-    weight of false negatives / false positives / both, see :class:`Objective`) recomputed by routing; ``stats``
-    adds the metric, ``tpr``, ``tnr``, the caps and the front's size. A cap no tree meets gives
-    ``Status.INFEASIBLE`` (proven). With a time limit the best tree found is returned with a valid bound.
+    nodes is returned: every front point carries the fewest nodes of its pair, which settles it when no optimal
+    tree is dominated (:meth:`Objective.strict`); otherwise the least node budget whose front still reaches the
+    optimum is found by bisection (the optimum only improves with the budget). The result's ``objective`` is the
+    loss (``1 - metric``, or the weight of false negatives / false positives / both, see :class:`Objective`)
+    recomputed by routing; ``stats`` adds the metric, ``tpr``, ``tnr``, the caps and the front's size. A cap no
+    tree meets gives ``Status.INFEASIBLE`` (proven). With a time limit the best tree found is returned with a
+    valid bound.
 
     Examples
     --------
@@ -590,8 +590,12 @@ def solve_pareto(dataset: Dataset, max_depth: int = 3, max_nodes: int | None = N
         return SolveResult("dp", status, front.stop_reason, None, None, bound, time.perf_counter() - t0, stats)
     value = loss(best.fp, best.fn)
     if front.status is Status.OPTIMAL:
-        region = goal.optimal_region(value, front)
-        best, stats["fewest_nodes_proven"] = _fewest_nodes(solver, goal, best, value, max_depth, region, deadline)
+        if goal.strict(value, solver.positives, solver.negatives):  # the optima are front points, each with its
+            optima = [p for p in front.points if loss(p.fp, p.fn) <= value + 1e-12]  # fewest nodes
+            best, stats["fewest_nodes_proven"] = min(optima, key=lambda p: p.nodes), True
+        else:
+            best, stats["fewest_nodes_proven"] = _fewest_nodes(solver, goal, best, value, max_depth,
+                                                               goal.optimal_region(value), deadline)
         bound = value
     stats.update(tpr=best.tpr, tnr=best.tnr, f1=best.confusion.f1, fp=best.fp, fn=best.fn)
     if goal.metric is not None:

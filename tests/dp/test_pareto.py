@@ -49,8 +49,10 @@ def test_front_equals_brute_force_at_every_node_budget(ds, depth):
         assert front.status is Status.OPTIMAL
         assert pairs_close(front.pairs, [(a, b) for a, b, _ in brute]), (n, front.pairs, brute)
         check_points(front, ds, 1)
-        for point in front.points:
-            assert point.tree.depth <= depth and point.tree.n_branch_nodes <= n
+        for point, (_, _, fewest) in zip(front.points, brute, strict=True):
+            assert point.tree.depth <= depth and point.tree.n_branch_nodes == point.nodes <= n
+            if integral(ds):  # each point keeps the fewest branch nodes of any tree reaching it
+                assert point.nodes == fewest
 
 
 @settings(max_examples=60, **SETTINGS)
