@@ -17,7 +17,7 @@ from odtmip.models import FORMULATIONS
 from odtmip.models.formulation import DPProblem
 from odtmip.options import validate
 from odtmip.pipeline import refuse_missing_numbers, solve_mip
-from odtmip.results import SolveResult
+from odtmip.results import SolveResult, Status
 
 #: The formulations that state a DP equivalent.
 MODELS = tuple(name for name, f in FORMULATIONS.items() if f.dp_problem is not None)
@@ -108,6 +108,11 @@ def check(data: Dataset, model: str = "gunluk", max_depth: int | None = None, ti
 def _verdict(mip: SolveResult, dp: SolveResult, dp_deep: SolveResult, problem: DPProblem) -> str:
     """``disagree`` when a proof contradicts an inequality the equivalence implies; ``agree`` when all solves
     are proven and both inequalities hold (for a balanced shape they force equality); else ``unproven``."""
+    if Status.INFEASIBLE in (mip.status, dp.status, dp_deep.status):  # a target no tree meets
+        if mip.status is dp.status is dp_deep.status:
+            return "agree"
+        # a proof that no tree meets the target against a tree that meets it
+        return "disagree" if mip.objective is not None or dp.objective is not None else "unproven"
     shallow = problem.in_model_units(dp.objective)
     deep = problem.in_model_units(dp_deep.objective)
     if mip.objective is None or shallow is None:

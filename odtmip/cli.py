@@ -20,7 +20,8 @@ from odtmip import __version__, datasets, deploy, metrics, progress
 from odtmip.check import MODELS, dp_problem
 from odtmip.compare import Variant, add_compare_command, grid, run_compare, solve_cell
 from odtmip.data import Dataset
-from odtmip.exceptions import OdtmipError
+from odtmip.exceptions import OdtmipError, OptionError
+from odtmip.front import add_front_command, run_front
 from odtmip.models import FORMULATIONS, HighsOptions
 from odtmip.options import OPTIONS, Boolean, Choices, Interval, Option, validate
 from odtmip.results import SolveResult
@@ -105,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_option(fit, "--min-leaf", "min_leaf", "K")
     _add_option(fit, "--penalty", "penalty", "A")
     _add_option(fit, "--time-limit", "time_limit", "S")
+    _add_two_class_options(fit)
     _add_model_options(fit)
     fit.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     fit.add_argument("--log", action="store_true", help="stream the solver's log to stderr")
@@ -118,6 +120,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_option(chk, "--depth", "max_depth", "D", default=2, help="balanced depth (default: 2)")
     _add_option(chk, "--time-limit", "time_limit", "S", help="seconds per solve")
     _add_option(chk, "--min-leaf", "min_leaf", "K")
+    chk.add_argument("--positive", metavar="LABEL", default=argparse.SUPPRESS,
+                     help="the positive class of a target, a label of the data (default: the second label)")
+    target = chk.add_mutually_exclusive_group()
+    _add_option(target, "--min-specificity", "min_specificity", "T")
+    _add_option(target, "--min-sensitivity", "min_sensitivity", "T")
     _add_model_options(chk, constraints=False)
     chk.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     chk.add_argument("--log", action="store_true", help="stream the solvers' logs to stderr")
@@ -128,9 +135,21 @@ def build_parser() -> argparse.ArgumentParser:
     ds.add_argument("--json", action="store_true", help="print a JSON list")
     _add_verbosity(ds)
     add_compare_command(sub)
+    front = add_front_command(sub)
+    _add_data_options(front)
+    _add_verbosity(front)
     deploy.add_predict_command(sub)
     deploy.add_show_command(sub)
     return parser
+
+
+def _add_two_class_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("two-class objectives (the (FP, FN) front; dp)")
+    _add_option(g, "--metric", "metric")
+    g.add_argument("--positive", metavar="LABEL", default=argparse.SUPPRESS,
+                   help="the positive class, a label of the data (default: the second label in sorted order)")
+    _add_option(g, "--max-fp", "max_false_positives", "K")
+    _add_option(g, "--max-fn", "max_false_negatives", "K")
 
 
 def _add_data_options(p: argparse.ArgumentParser) -> None:
@@ -193,7 +212,7 @@ _NO_FLAG = {"options", "highs", "warm_start", "min_specificity", "min_sensitivit
 def _solver_options(args, solver: str) -> dict:
     """The solver options given on the command line (and the default depth), checked for ``solver``; with
     ``--log`` a MIP solver also gets HiGHS settings that echo its log."""
-    given = {name: value for name, value in vars(args).items() if name in _ALL_OPTIONS}
+    given = {name: value for name, value in vars(args).items() if name in _ALL_OPTIONS and name != "positive"}
     if args.log and solver != "dp":
         given["highs"] = HighsOptions(log=True)
     return validate(solver, **given)
@@ -207,6 +226,16 @@ def load_dataset(args) -> Dataset:
     X, weights = deploy.split_weight(X, getattr(args, "weight", None), args.data)
     return Dataset(X, y, weights, numeric=args.numeric, n_buckets=args.n_buckets,
                    force_classification=args.classification, allow_many_levels=args.allow_many_levels)
+
+
+def _positive(args, data: Dataset, solver: str) -> dict:
+    """``--positive LABEL`` as the solver takes it: the label for the DP, its class index for a MIP model."""
+    if getattr(args, "positive", None) is None:
+        return {}
+    index = metrics.positive_index(data.classes_, args.positive)
+    if not any(opt.name == "positive" for opt in OPTIONS[solver]):
+        raise OptionError(f"solver {solver!r} does not take option(s) positive")
+    return {"positive": data.classes_[index] if solver == "dp" else index}
 
 
 def result_record(result: SolveResult, data: Dataset) -> dict:
@@ -234,9 +263,12 @@ def result_record(result: SolveResult, data: Dataset) -> dict:
     for key in ("nodes", "build_seconds", "solve_seconds", "warm_start_accepted"):
         if key in result.stats:
             record[key] = result.stats[key]
-    if tree is not None and data.n_classes == 2:  # recomputed rates, class index 1 positive
-        rates = metrics.Confusion.from_labels(data.y, tree.predict_index(data.X), data.sample_weight)
-        record["tpr"], record["tnr"] = rates.sensitivity, rates.specificity
+    if tree is not None and data.n_classes == 2:  # recomputed rates, the solve's positive class (default index 1)
+        rates = metrics.Confusion.from_labels(data.y, tree.predict_index(data.X), data.sample_weight,
+                                              positive=result.stats.get("positive_index", 1))
+        record["tpr"], record["tnr"], record["f1"] = rates.sensitivity, rates.specificity, rates.f1
+        if "metric_value" in result.stats:
+            record[result.stats["metric"]] = result.stats["metric_value"]
     record["stats"] = {k: _finite(v) if isinstance(v, float) else v for k, v in result.stats.items()}
     record["tree"] = None if tree is None else tree.to_dict()
     return record
@@ -249,6 +281,7 @@ def _finite(x):
 def _cmd_fit(args) -> int:
     options = _solver_options(args, args.solver)
     data = load_dataset(args)
+    options.update(_positive(args, data, args.solver))
     log.info("data: %s", data.describe())
     result = solve(data, args.solver, **options)
     record = result_record(result, data)
@@ -265,6 +298,11 @@ def _cmd_fit(args) -> int:
         print(f"training accuracy: {record['accuracy']:.4f}  "
               f"misclassifications: {record['misclassifications']:g} of {data.n_samples}  "
               f"objective: {result.objective:g}  bound: {result.bound:g}")
+    if "tpr" in record:
+        line = f"sensitivity: {record['tpr']:.4f}  specificity: {record['tnr']:.4f}  f1: {record['f1']:.4f}"
+        if "metric_value" in result.stats and result.stats["metric"] != "f1":
+            line += f"  {result.stats['metric']}: {result.stats['metric_value']:.4f}"
+        print(line)
     return 0
 
 
@@ -273,6 +311,7 @@ def _cmd_check(args) -> int:
     and the comparison's row (sizes, LP and root bounds, nodes, times)."""
     options = _solver_options(args, args.model)
     data = load_dataset(args)
+    options.update(_positive(args, data, args.model))
     depth, time_limit = options.pop("max_depth"), options.pop("time_limit", None)
     options.pop("highs", None)  # --log: the cell echoes HiGHS's log itself
     dp_problem(data, args.model, depth, **options)  # refuses, before any solve, options without a DP equivalent
@@ -328,7 +367,8 @@ def main(argv=None) -> int:
     progress.logger.setLevel(logging.INFO if not quiet and (verbose or sys.stderr.isatty()) else logging.WARNING)
     try:
         code = {"fit": _cmd_fit, "check": _cmd_check, "datasets": _cmd_datasets,
-                "compare": run_compare, "predict": deploy.run_predict, "show": deploy.run_show}[args.command](args)
+                "compare": run_compare, "front": run_front, "predict": deploy.run_predict,
+                "show": deploy.run_show}[args.command](args)
         sys.stdout.flush()  # a closed pipe shows here, inside the try, not at interpreter exit
         return code
     except BrokenPipeError:  # the Python docs' recipe: no traceback, and nothing more for stdout at exit

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -131,3 +132,33 @@ fowlkes_mallows = _binary("fowlkes_mallows")
 
 def _ratio(a: float, b: float) -> float:
     return float(a / b) if b > 0 else 0.0
+
+
+def positive_index(classes, positive=None) -> int:
+    """Index in ``classes`` (two labels) of the positive class ``positive``, a label; None: the second label.
+
+    A label also matches by its text (``"1"`` names the class ``1``), so command-line values work. Raises
+    :class:`~odtmip.exceptions.DataError` for more than two classes or a label that is not a class.
+    """
+    labels = list(classes)
+    if len(labels) != 2:
+        raise DataError(f"a positive class needs two-class data; the data has {len(labels)} classes: "
+                        f"{', '.join(map(str, labels))}")
+    if positive is None:
+        return 1
+    for i, label in enumerate(labels):
+        if (type(label) is type(positive) and label == positive) or str(label) == str(positive):
+            return i
+    raise DataError(f"positive label {positive!r} is not a class; the classes are {', '.join(map(repr, labels))}")
+
+
+def count_target(tau: float, total: float) -> float:
+    """The least weight a rate ``tau`` of ``total`` needs: ceil(tau x total) exactly (rational arithmetic) for an
+    integer total, as the corrected (15) of Günlük et al. (``TN >= ceil(tau |I-|)``); tau x total otherwise.
+
+    >>> count_target(0.07, 100), 0.07 * 100  # binary floating point would ask for 8
+    (7.0, 7.000000000000001)
+    """
+    if float(total).is_integer():
+        return float(math.ceil(Fraction(str(tau)) * int(total)))
+    return tau * total

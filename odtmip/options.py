@@ -229,6 +229,22 @@ DP_OPTIONS: tuple[Option, ...] = (
     MEMORY,
     Option("options", (Instance("odtmip.dp.solver:DPOptions"),), None, "the default DPOptions()",
            "search technique switches (none changes the optimum)"),
+    # two-class objectives from the (fp, fn) Pareto front (odtmip.dp.pareto)
+    Option("metric", (Choices(("f1", "mcc", "fmi", "balanced-accuracy", "accuracy")),
+                      Instance("collections.abc:Callable")), None, "minimise misclassifications",
+           "maximise this metric of the confusion counts (two classes; a callable must be monotone in fp, fn)"),
+    Option("min_specificity", (Interval(float, 0, 1),), None, "no target",
+           "maximise sensitivity (or the metric) s.t. TNR >= T (TN >= ceil(T |I-|))"),
+    Option("min_sensitivity", (Interval(float, 0, 1),), None, "no target",
+           "maximise specificity (or the metric) s.t. TPR >= T (TP >= ceil(T |I+|))"),
+    Option("max_false_positives", (Interval(float, 0),), None, "no cap",
+           "minimise false negatives (or the metric) s.t. FP <= K (weights)"),
+    Option("max_false_negatives", (Interval(float, 0),), None, "no cap",
+           "minimise false positives (or the metric) s.t. FN <= K (weights)"),
+    Option("positive", (Instance("builtins:object"),), None, "the second label in sorted order",
+           "the positive class: a label of the data"),
+    Option("pareto_options", (Instance("odtmip.dp.pareto:ParetoOptions"),), None, "the default ParetoOptions()",
+           "front-search technique switches (none changes the front)"),
 )
 
 

@@ -256,6 +256,8 @@ def _result(name: str, f: Formulation, m, data: Dataset, opts, run, to_loss, sta
     if objective is not None:
         bound = objective if status is Status.OPTIMAL else min(bound, objective)
     stats.update(run.statistics)
+    if hasattr(opts, "positive"):  # the class the model's rates and targets count as positive
+        stats["positive_index"] = opts.positive
     stats.update(
         handoff_seconds=run.handoff_seconds,
         solve_seconds=run.solve_seconds,

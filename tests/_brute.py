@@ -123,3 +123,35 @@ def brute_force_sparse(dataset: Dataset, leaf_penalty: float, max_depth: int | N
     routed = dataset.misclassifications(tree) / W + leaf_penalty * tree.n_leaves
     assert math.isclose(routed, obj, rel_tol=1e-9, abs_tol=1e-9), (routed, obj)
     return obj, k, tree
+
+
+# ------------------------------------------------------------------------------------------- fronts
+def achievable_pairs(X, pos, w, rows, depth):
+    """Every (fp, fn, branch nodes) a tree of depth <= ``depth`` on ``rows`` reaches, each leaf labelled either
+    way (``pos``: the rows of the positive class); a set, without any dominance filtering."""
+    fp_leaf = round(float(w[rows][~pos[rows]].sum()), 9)  # a positive leaf errs on the negatives
+    fn_leaf = round(float(w[rows][pos[rows]].sum()), 9)
+    out = {(fp_leaf, 0.0, 0), (0.0, fn_leaf, 0)}
+    if depth == 0:
+        return out
+    for j in range(X.shape[1]):
+        right = X[rows, j] == 1
+        lefts = achievable_pairs(X, pos, w, rows[~right], depth - 1)
+        rights = achievable_pairs(X, pos, w, rows[right], depth - 1)
+        out |= {(round(a + c, 9), round(b + d, 9), k + m + 1) for a, b, k in lefts for c, d, m in rights}
+    return out
+
+
+def brute_front(dataset: Dataset, max_depth: int, max_nodes: int | None = None, positive: int = 1):
+    """The Pareto front of (fp, fn) over all trees of depth <= ``max_depth`` with <= ``max_nodes`` branch nodes
+    (class index ``positive`` positive): sorted list of (fp, fn, fewest branch nodes reaching that pair)."""
+    X = np.asarray(dataset.Xb, dtype=np.int64)
+    pos = dataset.y == positive
+    triples = achievable_pairs(X, pos, dataset.weights, np.arange(len(pos)), max_depth)
+    n = 2**max_depth - 1 if max_nodes is None else max_nodes
+    fewest = {}
+    for a, b, k in triples:
+        if k <= n:
+            fewest[(a, b)] = min(k, fewest.get((a, b), k))
+    return sorted((a, b, k) for (a, b), k in fewest.items()
+                  if not any(c <= a and d <= b and (c, d) != (a, b) for c, d in fewest))

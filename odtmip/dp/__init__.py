@@ -1,11 +1,13 @@
 """The dynamic-programming engine: provably optimal trees on binary columns, after MurTree.
 
 ``solve_dp(dataset, max_depth=...)`` solves once; :class:`DPSolver` keeps its cache across solves (tuning
-over depth and size); :class:`DPOptions` switches the search techniques; :mod:`odtmip.dp.reference` is the
+over depth and size); :class:`ParetoSolver` finds the (fp, fn) Pareto front of two-class trees ([DS21]);
+:class:`DPOptions` switches the search techniques; :mod:`odtmip.dp.reference` is the
 slow, readable version used as a test oracle. ``solve_dp(dataset, max_depth=None, leaf_penalty=lam)`` gives
 the optimal sparse tree of OSDT (errors / W + lam x leaves, any depth).
 """
 
+from odtmip.dp.pareto import ParetoFront, ParetoOptions, ParetoSolver
 from odtmip.dp.solver import DPOptions, DPSolver, solve_dp, warm_up
 
-__all__ = ["DPOptions", "DPSolver", "solve_dp", "warm_up"]
+__all__ = ["DPOptions", "DPSolver", "ParetoFront", "ParetoOptions", "ParetoSolver", "solve_dp", "warm_up"]

@@ -807,7 +807,10 @@ class DPSolver:
 
 def solve_dp(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | None = None, min_leaf: int = 1,
              penalty: float = 0.0, time_limit: float | None = None, options: DPOptions | None = None,
-             leaf_penalty: float | None = None, memory_limit: float | None = MEMORY_LIMIT) -> SolveResult:
+             leaf_penalty: float | None = None, memory_limit: float | None = MEMORY_LIMIT, metric=None,
+             min_sensitivity: float | None = None, min_specificity: float | None = None,
+             max_false_positives: float | None = None, max_false_negatives: float | None = None, positive=None,
+             pareto_options=None) -> SolveResult:
     """Optimal classification tree by MurTree-style dynamic programming (see the module docstring).
 
     Parameters
@@ -834,6 +837,12 @@ def solve_dp(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | None 
         total weight); ``objective`` and ``bound`` are then in these units. Excludes a nonzero ``penalty``.
     memory_limit : float or None, default=half of physical memory
         GiB the arrays and the cache may take (see :class:`DPSolver`); None: no guard.
+    metric, min_sensitivity, min_specificity, max_false_positives, max_false_negatives, positive, pareto_options
+        Two-class objectives from the (fp, fn) Pareto front: maximise a metric (``"f1"``, ``"mcc"``, ``"fmi"``,
+        ``"balanced-accuracy"``, ``"accuracy"`` or a callable on :class:`~odtmip.metrics.Confusion`), under a
+        sensitivity/specificity floor or caps on the false positives/negatives, with ``positive`` the positive
+        class label; see :func:`odtmip.dp.pareto.solve_pareto`. Not with ``min_leaf``, ``penalty`` or
+        ``leaf_penalty``.
 
     Returns
     -------
@@ -855,6 +864,20 @@ def solve_dp(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | None 
     >>> res.tree.n_leaves, round(res.objective, 12)
     (2, 0.6)
     """
+    two_class = {"metric": metric, "min_sensitivity": min_sensitivity, "min_specificity": min_specificity,
+                 "max_false_positives": max_false_positives, "max_false_negatives": max_false_negatives,
+                 "positive": positive, "pareto_options": pareto_options}
+    if any(value is not None for value in two_class.values()):
+        from odtmip.dp.pareto import solve_pareto  # it builds on this module
+
+        clash = (("min_leaf", min_leaf != 1), ("penalty", penalty != 0), ("options", options is not None),
+                 ("leaf_penalty", leaf_penalty is not None), ("max_depth=None", max_depth is None))
+        given = [name for name, on in clash if on]
+        if given:
+            raise OptionError(f"{', '.join(given)} cannot be combined with a metric, a sensitivity/specificity target "
+                              f"or a positive class (the (fp, fn) front search)")
+        two_class["options"] = two_class.pop("pareto_options")
+        return solve_pareto(dataset, max_depth, max_nodes, time_limit, **two_class)
     limit = _check_time_limit(time_limit)
     compile_seconds = warm_up()  # before the clock starts (the solve below reports it)
     t0 = time.perf_counter()

@@ -56,6 +56,8 @@ split rows, min / max (M″)        ``outside_thresholds``     (V > τ_max not l
 (28) Σ_r l_{r,l} ≤ R·α_l          ``non_empty_leaf`` (λ > 0 only)
 root pass-through                 ``s``, ``feature_or_pass_through``, ``pass_through_single_leaf``
 surplus-bit symmetry fix          ``unused_bits_off``
+class weight / rate target        objective FN + C FP, or ``missed`` with ``specificity_target`` /
+                                  ``sensitivity_target`` over Σ_l e[l, k] (:mod:`odtmip.models.rates`)
 ================================  ====================================================================
 
 ``one_leaf_per_row`` and the three split-row families are :class:`~odtmip.models.rows.LinearRows` (rows kept
@@ -124,6 +126,7 @@ import pyomo.environ as pyo
 from odtmip.binarize import BinaryColumn, midpoint_thresholds
 from odtmip.data import Dataset
 from odtmip.exceptions import DataError, OptionError
+from odtmip.models import rates
 from odtmip.models._highs import HighsOptions
 from odtmip.models.formulation import MEMORY_LIMIT, DPProblem, Formulation, merge_options
 from odtmip.models.rows import LinearRows, linear_sum, var_members
@@ -156,6 +159,9 @@ class BinOCTOptions:
         Bits per node: ⌈log2 T_max⌉ (the trie depth) or the reference code's 1 + ⌊log2 T_max⌋.
     surplus_bit_fix : bool
         Fix the bits a chosen feature does not use to 0 (symmetry breaking; [VZ19] reference code).
+    class_weight, min_specificity, min_sensitivity, positive
+        Two-class objectives (:mod:`odtmip.models.rates`): FN + C x FP, or FN (FP) under a specificity
+        (sensitivity) floor; a target needs ``leaf_penalty = 0``.
     """
 
     leaf_penalty: float = 0.0
@@ -163,8 +169,15 @@ class BinOCTOptions:
     root_pass_through: bool | None = None
     bits: str = "trie"
     surplus_bit_fix: bool = True
+    class_weight: float = 1.0
+    min_specificity: float | None = None
+    min_sensitivity: float | None = None
+    positive: int = 1
 
     def __post_init__(self):
+        rates.check_options(self)
+        if rates.constrained(self) and self.leaf_penalty > 0:
+            raise OptionError("a sensitivity/specificity target needs leaf_penalty = 0 (its objective is FN or FP)")
         lam = self.leaf_penalty
         if isinstance(lam, bool) or not isinstance(lam, (int, float, np.floating, np.integer)) \
                 or not math.isfinite(lam) or lam < 0:
@@ -494,6 +507,8 @@ def model_size(data: Dataset, max_depth: int, options: BinOCTOptions = BinOCTOpt
         rows, nnz = rows + 1, nnz + N * (L - 1) + 1
     if options.leaf_penalty > 0:  # (28) non_empty_leaf: a leaf's N l's and α; the α's
         rows, nnz, cols = rows + L, nnz + L * (N + 1), cols + L
+    if rates.constrained(options):  # the target row: e[l, k] of every leaf
+        rows, nnz = rows + 1, nnz + L
     idle = np.zeros(B, dtype=np.int64)  # idle[i]: the features whose trie depth is <= i
     for feat in bd.features:
         idle[trie_depth(feat.n_thresholds):] += 1
@@ -674,7 +689,16 @@ def _add_surplus_bit_fix(m, bd: BinOCTData) -> None:
 
 def _add_objective(m, bd: BinOCTData, options: BinOCTOptions) -> None:
     total = float(bd.weights.sum())
-    errors = sum(m.e[lf, c] for lf in m.LEAVES for c in m.CLASSES) / total
+    if rates.active(options):  # FN (FP) under a target, else FN + C FP; the target row
+        errors = rates.add_error_objective(m, lambda k: sum(m.e[lf, k] for lf in m.LEAVES), bd.y, bd.weights,
+                                           bd.n_classes, options)
+        if rates.constrained(options):
+            m.missed = pyo.Objective(expr=errors, sense=pyo.minimize,
+                                     doc="[GKLMS] (16): missed positives (negatives) under the target")
+            return
+        errors = errors / total
+    else:
+        errors = sum(m.e[lf, c] for lf in m.LEAVES for c in m.CLASSES) / total
     leaves = options.leaf_penalty * sum(m.alpha[lf] for lf in m.LEAVES) if options.leaf_penalty > 0 else 0
     m.misclassification_and_leaves = pyo.Objective(
         expr=errors + leaves, sense=pyo.minimize,
@@ -683,8 +707,12 @@ def _add_objective(m, bd: BinOCTData, options: BinOCTOptions) -> None:
 
 # ------------------------------------------------------------------------------------ decode / start
 def loss(data: Dataset, tree: Tree, options: BinOCTOptions) -> float:
-    """odtmip's loss for ``tree``, recomputed by routing: weighted errors / total weight + λ · leaves."""
-    return data.misclassifications(tree) / float(data.weights.sum()) + options.leaf_penalty * tree.n_leaves
+    """odtmip's loss for ``tree``, recomputed by routing: weighted errors / total weight + λ · leaves (errors: FN +
+    C FP with a class weight); with a sensitivity/specificity target the missed weight (:mod:`~odtmip.models.rates`)."""
+    if rates.constrained(options):
+        return rates.tree_errors(data, tree, options)
+    errors = rates.tree_errors(data, tree, options) if rates.active(options) else data.misclassifications(tree)
+    return errors / float(data.weights.sum()) + options.leaf_penalty * tree.n_leaves
 
 
 def _merge(spec):
@@ -935,12 +963,16 @@ OPTIONS = (
     Option("bits", (Choices(("trie", "reference")),), "trie", None,
            "bits per node: the trie depth, or the reference code's 1 + floor(log2 T_max)"),
     Option("surplus_bit_fix", (Boolean(),), True, None, "fix the bits a chosen feature does not use to 0"),
+    *rates.OPTIONS,
 )
 
 
 def _dp_problem(data: Dataset, max_depth: int, options: BinOCTOptions) -> DPProblem:
     """:func:`dp_equivalent` at depth K; W x loss = DP objective + lambda W (:func:`dp_objective_to_loss`)."""
     derived, penalty = dp_equivalent(data, options)
+    derived, two_class = rates.dp_view(data, derived, options)
+    if two_class:  # the loss is the DP's objective, the missed weight under the target
+        return DPProblem(derived, max_depth, max_depth, two_class=two_class)
     weight = float(data.weights.sum())
     return DPProblem(derived, max_depth, max_depth, penalty=penalty, offset=options.leaf_penalty * weight,
                      scale=weight)
@@ -971,6 +1003,7 @@ FORMULATION = Formulation(
     loss=loss,
     to_loss=lambda m: lambda value: value,  # the model's objective is the loss
     dp_problem=_dp_problem,
+    accepts=rates.meets_target,
     reads_numbers=True,
     stats=_stats,
     size=model_size,

@@ -22,7 +22,7 @@ Adding a formulation
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -48,7 +48,8 @@ class DPProblem:
     ``data`` holds the model's candidate splits as binary columns (and its weights); every tree of depth <=
     ``shallow`` fits the model and every tree of the model has depth <= ``deep``; ``exact`` is False when the DP
     sees only part of the model's splits (then only model <= DP(shallow) is implied). The model's objective of a
-    tree is ``(DP objective + offset) / scale``.
+    tree is ``(DP objective + offset) / scale``. ``two_class`` holds the DP's two-class options (a metric, a
+    sensitivity/specificity target, the positive label) when the model has such an objective.
     """
 
     data: Dataset
@@ -59,6 +60,7 @@ class DPProblem:
     min_leaf: int = 1
     offset: float = 0.0
     scale: float = 1.0
+    two_class: Mapping = field(default_factory=dict)
 
     @property
     def depths(self) -> list[int]:
@@ -67,7 +69,7 @@ class DPProblem:
 
     def dp_options(self, depth: int) -> dict:
         """The DP's options for this problem at ``depth``."""
-        return {"max_depth": depth, "penalty": self.penalty, "min_leaf": self.min_leaf}
+        return {"max_depth": depth, "penalty": self.penalty, "min_leaf": self.min_leaf, **self.two_class}
 
     def in_model_units(self, dp_objective: float | None) -> float | None:
         return None if dp_objective is None else (dp_objective + self.offset) / self.scale

@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 import numpy as np
@@ -63,6 +63,7 @@ from pyomo.core.expr import LinearExpression
 from odtmip.binarize import BinaryColumn
 from odtmip.data import Dataset
 from odtmip.exceptions import DataError, OptionError
+from odtmip.models import rates
 from odtmip.models._highs import HighsOptions, paused_gc
 from odtmip.models.formulation import MEMORY_LIMIT, DPProblem, Formulation, merge_options
 from odtmip.models.rows import LinearRows, linear_sum, var_members
@@ -126,14 +127,7 @@ class GunlukOptions:
             raise OptionError("anchors and order_symmetry break the same symmetry; use one of them ([GKLMS] §4.4)")
         if self.max_card is not None and (not isinstance(self.max_card, int) or self.max_card < 1):
             raise OptionError(f"max_card must be a positive integer, got {self.max_card!r}")
-        if not (self.class_weight > 0 and math.isfinite(self.class_weight)):
-            raise OptionError(f"class_weight must be a positive number, got {self.class_weight!r}")
-        if self.min_specificity is not None and self.min_sensitivity is not None:
-            raise OptionError("give min_specificity or min_sensitivity, not both")
-        for name in ("min_specificity", "min_sensitivity"):
-            tau = getattr(self, name)
-            if tau is not None and not 0 <= tau <= 1:
-                raise OptionError(f"{name} must lie in [0, 1], got {tau!r}")
+        rates.check_options(self)  # class weight, targets, positive
         Topology.parse(self.topology)  # fail early on a bad shape
 
     @property
@@ -809,18 +803,35 @@ def dp_starts(data: Dataset, options: GunlukOptions) -> list[DPProblem]:
 
     Without a target: :func:`dp_equivalent`, solved at the topology's full depth (when that tree fits, it is the
     model's optimum, since DP(deep) <= model) and at its shallowest leaf's (a full tree of that depth always
-    fits). With a sensitivity/specificity target: a sweep of weights on the class whose rate is constrained, at
-    the shallowest depth; only trees that meet the target start the model (:func:`meets_target`).
+    fits). With a sensitivity/specificity target and unit weights: the best tree under the target, from the DP's
+    (fp, fn) front (:func:`_target_problem`, the model's optimum when it fits); with other weights a sweep of
+    weights on the class whose rate is constrained, at the shallowest depth. Only trees that meet the target
+    start the model (:func:`meets_target`).
     """
     derived, shallow, deep, exact = _dp_data(data, options)
     if not options.constrained:
         return [DPProblem(derived, shallow, deep, exact)]
+    if data.sample_weight is None or np.all(data.sample_weight == 1):
+        return [_target_problem(data, options)]
     neg = data.y != options.positive
     problems = []
     for c in (1.0, 2.0, 4.0, 8.0, 16.0, 64.0, 1024.0):
         boost = np.where(neg, c, 1.0) if options.min_specificity is not None else np.where(neg, 1.0, c)
         problems.append(DPProblem(derived.reweighted(boost * data.weights), shallow, shallow, exact=False))
     return problems
+
+
+def _target_problem(data: Dataset, options: GunlukOptions) -> DPProblem:
+    """The DP problem with the optimum of the model with a target: the (fp, fn) front's best point under the same
+    cap (:func:`odtmip.dp.pareto.solve_pareto`), over the model's splits. The DP's targets count weight and (15)
+    counts rows, so this holds for unit weights only."""
+    if not (data.sample_weight is None or np.all(data.sample_weight == 1)):
+        raise OptionError("the DP's sensitivity/specificity targets count sample weight, (15) counts rows: "
+                          "no DP equivalent for weighted data")
+    derived, shallow, deep, exact = _dp_data(data, replace(options, class_weight=1.0))
+    name = "min_specificity" if options.min_specificity is not None else "min_sensitivity"
+    target = {name: getattr(options, name), "positive": data.classes_[options.positive]}
+    return DPProblem(derived, shallow, deep, exact, two_class=target)
 
 
 def meets_target(data: Dataset, tree: Tree, options: GunlukOptions) -> bool:
@@ -844,7 +855,7 @@ def dp_equivalent(data: Dataset, options: GunlukOptions) -> tuple[Dataset, int, 
     case only model <= DP(shallow) holds.
     """
     if options.constrained:
-        raise OptionError("the DP has no sensitivity/specificity constraint to compare with")
+        raise OptionError("a sensitivity/specificity target's DP problem is a front search (_target_problem)")
     return _dp_data(data, options)
 
 
@@ -930,7 +941,8 @@ FORMULATION = Formulation(
     embed=warm_start_values,
     loss=loss,
     to_loss=_to_loss,
-    dp_problem=lambda data, max_depth, options: DPProblem(*dp_equivalent(data, options)),
+    dp_problem=lambda data, max_depth, options: (_target_problem(data, options) if options.constrained
+                                                 else DPProblem(*dp_equivalent(data, options))),
     dp_starts=lambda data, max_depth, options: dp_starts(data, options),
     accepts=meets_target,
     stats=_stats,

@@ -45,6 +45,8 @@ OCT-H                      ``a_hat_upper_a``, ``a_hat_lower_a``, ``l1_norm_if_sp
                            ``minus_a_within_s``, ``s_only_if_split``, ``some_feature_if_split``,
                            ``threshold_only_if_split``, ``minus_threshold_only_if_split``,
                            ``left_branch_margin``, ``right_branch_hyperplane``
+class weight / rate target  ``e_class``, ``class_errors``; objective (FN + C FP) / L_hat, or ``missed`` with
+                           ``specificity_target`` / ``sensitivity_target`` (:mod:`odtmip.models.rates`)
 =========================  ===========================================================================
 
 The per-point families are :class:`~odtmip.models.rows.LinearRows` (rows kept as arrays, expressions made
@@ -78,6 +80,9 @@ Deviations from the paper
   weight is on one class) :func:`solve_oct` returns the single leaf without building a model.
 * **Weights.** N_t and N_kt are *weighted* sums, so L_t is the misclassified weight and the big-M of (20)/(21)
   is the total weight W. N_min in (7) counts *rows* (as the DP's ``min_leaf`` and CART's ``min_samples_leaf``).
+* **Class weight and rate targets** (:mod:`odtmip.models.rates`): (21) makes every leaf predict its (weighted)
+  majority class, which is no longer optimal once a negative costs C or a sensitivity/specificity floor holds.
+  There L and (20)-(22) are left out and the objective reads per-class errors e_class[k, t] >= N_kt - W c_kt.
 * **OCT-H**: a in [-1, 1]^p, ``a_hat >= |a|``, sum_j a_hat_jt <= d_t, s binary with -s <= a <= s,
   s <= d, sum_j s >= d, -d <= b <= d; routing a . x >= b - 2(1 - z) (right) and a . x + mu <= b + (2 + mu)(1 - z)
   (left), mu = 0.005. The complexity term is alpha sum s_jt (features used, ``complexity="features"``, the
@@ -114,6 +119,7 @@ import pyomo.environ as pyo
 from odtmip.binarize import BinaryColumn, raw_columns
 from odtmip.data import Dataset
 from odtmip.exceptions import DataError, OptionError
+from odtmip.models import rates
 from odtmip.models._highs import HighsOptions
 from odtmip.models.formulation import MEMORY_LIMIT, DPProblem, Formulation, merge_options
 from odtmip.models.rows import LinearRows, linear_sum, var_members
@@ -151,6 +157,9 @@ class OCTOptions:
         Feature scaling: None picks "rank" for OCT and "minmax" for OCT-H (which needs an affine map).
     epsilon_floor : float
         Lower bound on each feature's epsilon (see the module's *Deviations*), 0 < epsilon_floor < 1.
+    class_weight, min_specificity, min_sensitivity, positive
+        Two-class objectives (:mod:`odtmip.models.rates`): (FN + C x FP) / L_hat, or FN (FP) under a specificity
+        (sensitivity) floor; a target needs ``alpha = 0``.
     """
 
     alpha: float = 0.0
@@ -160,8 +169,15 @@ class OCTOptions:
     complexity: str = "features"
     scaling: str | None = None
     epsilon_floor: float = 1e-4
+    class_weight: float = 1.0
+    min_specificity: float | None = None
+    min_sensitivity: float | None = None
+    positive: int = 1
 
     def __post_init__(self):
+        rates.check_options(self)
+        if rates.constrained(self) and self.alpha > 0:
+            raise OptionError("a sensitivity/specificity target needs alpha = 0 (its objective is FN or FP)")
         if not (_is_real(self.alpha) and self.alpha >= 0):
             raise OptionError(f"alpha must be a finite number >= 0, got {self.alpha!r}")
         if not (isinstance(self.min_leaf, Integral) and not isinstance(self.min_leaf, bool) and self.min_leaf >= 1):
@@ -359,7 +375,8 @@ def build_model(data: Dataset, max_depth: int, options: OCTOptions = OCTOptions(
         _add_hyperplane_routing(m, od, heap, options)  # OCT-H routing
     else:
         _add_routing(m, od, heap)  # (13), (14)
-    _add_leaf_errors(m, od)  # L with (20)-(22)
+    if not rates.active(options):  # (21) forces majority labels; a class weight or a target has its own errors
+        _add_leaf_errors(m, od)  # L with (20)-(22)
     _add_objective(m, od, options)
     return m
 
@@ -383,14 +400,20 @@ def model_size(data: Dataset, max_depth: int, options: OCTOptions = OCTOptions()
         rows = 2 * TB  # (2): the p a's and d; (3): b, d
         nnz = (p + 1) * TB + 2 * TB
         left = N * (p + 2)  # (13): a_m . (x_i + eps) with eps > 0, b_m, z_it
-    cols += N * TL + TL + K * TL + TL  # z, l, c, L
+    cols += N * TL + TL + K * TL + (0 if rates.active(options) else TL)  # z, l, c, L
     rows += max(TB - 1, 0) + turns  # (5): d_t, d_parent; the d = 0 fix: l_t, d_m
     nnz += 2 * max(TB - 1, 0) + 2 * turns
     rows, nnz = rows + 2 * N * turns, nnz + turns * (left + x_terms + 2 * N)  # (13) (left margin); (14) (right)
     rows, nnz = rows + N + N * TL, nnz + N * TL + 2 * N * TL  # (8): a point's z's; (6): z_it, l_t
     rows, nnz = rows + 2 * TL, nnz + TL * (N + 1) + TL * (K + 1)  # (7): N z's and l_t; (18): K c's and l_t
-    for k in range(K):  # (20), (21): L_t, c_kt and N_t - N_kt, the z's of other classes' points of nonzero weight
+    for k in range(0 if rates.active(options) else K):  # (20), (21): L_t, c_kt and N_t - N_kt, the z's of other
+        # classes' points of nonzero weight
         rows, nnz = rows + 2 * TL, nnz + 2 * TL * (int(np.count_nonzero(od.weights[od.y != k])) + 2)
+    if rates.active(options):  # class_errors: e_class, c and the z's of the class's points of nonzero weight
+        cols, rows = cols + K * TL, rows + K * TL
+        nnz += sum(TL * (int(np.count_nonzero(od.weights[od.y == k])) + 2) for k in range(K))
+        if rates.constrained(options):  # the target row: one e_class per leaf
+            rows, nnz = rows + 1, nnz + TL
     return {"n_constraints": int(rows), "n_variables": int(cols), "n_nonzeros": int(nnz)}
 
 
@@ -578,7 +601,16 @@ def _add_leaf_errors(m, od: OCTData) -> None:
 
 
 def _add_objective(m, od: OCTData, options: OCTOptions) -> None:
-    errors = sum(m.L[t] for t in m.LEAVES) / od.normaliser
+    if rates.active(options):  # per-class errors: FN (FP) under a target, else FN + C FP
+        class_error = rates.add_class_errors(m, m.LEAVES, m.N_k, m.c, float(od.weights.sum()), od.n_classes)
+        errors = rates.add_error_objective(m, class_error, od.y, od.weights, od.n_classes, options)
+        if rates.constrained(options):
+            m.missed = pyo.Objective(expr=errors, sense=pyo.minimize,
+                                     doc="[GKLMS] (16): missed positives (negatives) under the target")
+            return
+        errors = errors / od.normaliser
+    else:
+        errors = sum(m.L[t] for t in m.LEAVES) / od.normaliser
     if options.hyperplanes and options.complexity == "features":
         size = sum(m.s[j, t] for j in m.FEATURES for t in m.BRANCH_NODES)
     else:
@@ -600,8 +632,11 @@ def loss(data: Dataset, tree: Tree, options: OCTOptions) -> float:
 
     L_hat is :func:`baseline_error` (1 if the data are pure). This is the model's objective (24).
     """
+    if rates.constrained(options):  # the missed weight under the target (odtmip.models.rates)
+        return rates.tree_errors(data, tree, options)
     L_hat = baseline_error(data)
-    return data.misclassifications(tree) / (L_hat if L_hat > 0 else 1.0) + options.alpha * complexity(tree, options)
+    errors = rates.tree_errors(data, tree, options) if rates.active(options) else data.misclassifications(tree)
+    return errors / (L_hat if L_hat > 0 else 1.0) + options.alpha * complexity(tree, options)
 
 
 # ------------------------------------------------------------------------------------ decode / start
@@ -773,7 +808,8 @@ def warm_start_values(m, data: Dataset, tree: Tree) -> list | None:
     (a split ``colour not in {red}`` is the feature ``colour=red`` with children exchanged). A leaf of ``tree`` at
     a branch node t sets d_t = 0 and continues to the right child (left subtree empty, d = 0 fix). Splits that
     send every reaching row one way are skipped. Leaf labels are the weighted majority of the reaching rows
-    (as (21) requires). Returns None when the tree is deeper than the model or a split has no counterpart.
+    (as (21) requires), or the tree's under a class weight or a target (where (21) is not in the model). Returns
+    None when the tree is deeper than the model or a split has no counterpart.
     """
     od, heap, options = m.odata, m.heap, m.options
     cols = raw_columns(data.X)
@@ -797,7 +833,8 @@ def _place(tree: Tree, node: int | None, t: int, rows: np.ndarray, emb: _Embeddi
         if rows.any():
             emb.leaf_of[rows] = t
             counts = np.bincount(od.y[rows], weights=od.weights[rows], minlength=od.n_classes)
-            prefer = spec.label if spec is not None and counts[spec.label] == counts.max() else int(np.argmax(counts))
+            keep = spec is not None and (rates.active(options) or counts[spec.label] == counts.max())
+            prefer = spec.label if keep else int(np.argmax(counts))  # (21) needs the majority, a target may not
             emb.label[t] = prefer
         return True
     if spec is None or spec.is_leaf:
@@ -882,8 +919,9 @@ def _start_pairs(m, emb: _Embedding) -> list:
         values.append((m.l[t], 1.0 if label is not None else 0.0))
         for k in m.CLASSES:
             values.append((m.c[k, t], 1.0 if label == k else 0.0))
-        error = 0.0 if label is None else float(od.weights[rows & (od.y != label)].sum())
-        values.append((m.L[t], error))
+        if not rates.active(options):
+            error = 0.0 if label is None else float(od.weights[rows & (od.y != label)].sum())
+            values.append((m.L[t], error))
         for i in m.SAMPLES:
             values.append((m.z[i, t], 1.0 if rows[i] else 0.0))
     return values
@@ -1026,6 +1064,7 @@ _COMMON_OPTIONS = (
            "OCT-H complexity term: features used over all splits, or splits"),
     Option("epsilon_floor", (Interval(float, 0, 1, "neither"),), 1e-4, None,
            "lower bound on each feature's epsilon (strict inequalities)"),
+    *rates.OPTIONS,
 )
 
 OPTIONS = (
@@ -1052,9 +1091,11 @@ def _dp_starts(data: Dataset, max_depth: int, options: OCTOptions) -> list[DPPro
     """:func:`dp_equivalent` at depth D: OCT's own optimum, and for OCT-H the best axis-aligned tree it can
     represent (an upper bound); nothing when no column has a threshold (HiGHS finds the single leaf)."""
     derived, penalty, min_leaf = dp_equivalent(data, options)
-    if derived.n_binary == 0:
+    if derived.n_binary == 0 or rates.constrained(options) and min_leaf > 1:
         return []
-    return [DPProblem(derived, max_depth, max_depth, exact=False, penalty=penalty, min_leaf=min_leaf)]
+    derived, two_class = rates.dp_view(data, derived, options)
+    return [DPProblem(derived, max_depth, max_depth, exact=False, penalty=penalty, min_leaf=min_leaf,
+                      two_class=two_class)]
 
 
 def _dp_problem(data: Dataset, max_depth: int, options: OCTOptions) -> DPProblem:
@@ -1064,6 +1105,11 @@ def _dp_problem(data: Dataset, max_depth: int, options: OCTOptions) -> DPProblem
         raise OptionError("OCT-H has no DP equivalent (hyperplane splits); check the axis-aligned OCT")
     derived, penalty, min_leaf = dp_equivalent(data, options)
     exact = not prepare(data, options).floored
+    derived, two_class = rates.dp_view(data, derived, options)
+    if two_class:  # the loss is the DP's objective, the missed weight under the target
+        if min_leaf > 1:
+            raise OptionError("the DP's sensitivity/specificity targets have no minimum leaf size (N_min)")
+        return DPProblem(derived, max_depth, max_depth, exact, two_class=two_class)
     return DPProblem(derived, max_depth, max_depth, exact, penalty, min_leaf, scale=baseline_error(data) or 1.0)
 
 
@@ -1094,6 +1140,7 @@ _SHARED = dict(
     loss=loss,
     to_loss=lambda m: lambda value: value,  # (24) is the loss
     dp_starts=_dp_starts,
+    accepts=rates.meets_target,
     cart=cart_tree,
     highs=_highs,
     shortcut=_shortcut,

@@ -61,12 +61,14 @@ BINOCT = [
     {"leaf_penalty": lam, "thresholds": thresholds, "bits": bits}
     for lam in (0.0, 0.05) for thresholds in ("all", "boundary") for bits in ("trie", "reference")
 ] + [{"root_pass_through": True}, {"leaf_penalty": 0.05, "root_pass_through": False}, {"surplus_bit_fix": False},
-     {"bits": "reference", "surplus_bit_fix": False, "leaf_penalty": 0.1}]
+     {"bits": "reference", "surplus_bit_fix": False, "leaf_penalty": 0.1},
+     {"min_specificity": 0.7}, {"min_sensitivity": 0.6, "positive": 0}, {"class_weight": 2.5, "leaf_penalty": 0.05}]
 
 
 @pytest.mark.parametrize("values, depth, data", [
     (values, depth, data) for k, values in enumerate(BINOCT)
-    for depth, data in ((1 + k % 3, "weighted"), (1 + (k + 1) % 3, "edge"), (2, "3 classes"))], ids=str)
+    for depth, data in ((1 + k % 3, "weighted"), (1 + (k + 1) % 3, "edge"), (2, "3 classes"))
+    if data != "3 classes" or not {"min_specificity", "min_sensitivity", "class_weight"} & set(values)], ids=str)
 def test_binoct_size_is_the_built_models(values, depth, data):
     size, built = sizes("binoct", DATA[data](), depth, **values)
     assert size == built
@@ -75,8 +77,11 @@ def test_binoct_size_is_the_built_models(values, depth, data):
 @pytest.mark.parametrize("data", ["edge", "3 classes"])
 @pytest.mark.parametrize("depth", [0, 1, 2, 3])
 @pytest.mark.parametrize("values", [{}, {"alpha": 0.1}, {"min_leaf": 3},
-                                    {"alpha": 0.05, "min_leaf": 2, "scaling": "minmax"}], ids=str)
+                                    {"alpha": 0.05, "min_leaf": 2, "scaling": "minmax"}, {"min_specificity": 0.7},
+                                    {"class_weight": 3.0, "alpha": 0.1, "positive": 0}], ids=str)
 def test_oct_size_is_the_built_models(data, depth, values):
+    if data == "3 classes" and {"min_specificity", "class_weight"} & set(values):
+        pytest.skip("class weights and targets are two-class objectives")
     size, built = sizes("oct", DATA[data](), depth, **values)
     assert size == built
 

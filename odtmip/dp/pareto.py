@@ -1,0 +1,626 @@
+"""The (FP, FN) Pareto front of optimal trees, and the trees that optimise a nonlinear metric, after [DS21].
+
+For two-class data with a positive class, every tree T has a pair (fp(T), fn(T)): the weight of negatives it
+predicts positive and of positives it predicts negative. :meth:`ParetoSolver.front` returns the Pareto front
+PF(D, d, n) of these pairs over trees of depth <= d with <= n branch nodes, one tree per point, by the
+bi-objective dynamic program of [DS21] Eq. 3::
+
+    PF(D, 0, .) = nd({(|D-|, 0), (0, |D+|)})                                        (the two leaves)
+    PF(D, d, n) = nd( PF(D, 0, 0) u  U_{f, i} Merge(PF(D(not f), d-1, i), PF(D(f), d-1, n-1-i)) )
+
+with Merge(A, B) = nd({a + b}) ([DS21] Def. 2). Every metric that is monotone in (fp, fn) (no better when
+either grows: F1, Matthews correlation, Fowlkes-Mallows, balanced accuracy, accuracy, sensitivity under a
+specificity floor, ...) has an optimum on this front ([DS21] §3), so :func:`best_point` picks it from the front.
+
+Search techniques, each switchable in :class:`ParetoOptions` without changing the front ([DS21] §4-5, in the
+*ceiling* form: a call gets a ceiling U, an antichain of points, and returns exactly PF(D, d, n) n Down(U)):
+
+* **depth two**: subproblems of depth <= 2 by the specialised solver (:func:`~odtmip.dp._kernels._pareto.
+  depth_two_front`, [DS21] §3), fronts of the four-cell leaf counts of every feature pair;
+* **upper bounding (A)**: the first child of a split is solved under U minus the second child's lower bound,
+  the second under U minus the first child's front (Eq. 4); after each split the node's ceiling drops to the
+  region no point found so far strictly dominates (closed corners: a point equal to one found stays allowed, so
+  every point keeps the fewest branch nodes of any tree reaching it);
+* **infeasibility lower bound (B)**: a subproblem searched to the end under a ceiling U stores the lower bound
+  nd(front found u minimal points outside Down(U)), met with what it had, and later calls whose ceiling lies
+  below that bound return at once;
+* **lookahead (C)**: a split is skipped when the merge of its children's lower bounds (Eq. 5) has no point under
+  the ceiling;
+* **similarity (D)**: a child's lower bound also comes from the last two row sets solved at the same budget,
+  moved by the positive and negative weight removed (Eq. 6);
+* **cache**: complete fronts (and bounds) by row set and budget.
+
+Anytime: the clock is read at every split (and per root feature inside the depth-two solver); at the deadline the
+search unwinds without storing anything from interrupted subproblems, and the root returns the points found so
+far with ``Status.TIME_LIMIT`` and a valid lower-bound set (the found points and, for every split not finished,
+the merge of its children's lower bounds).
+
+Arithmetic: integer weights are exact (``tol = 0``, "strictly better" means one unit less); with real weights
+comparisons use the round-off tolerance of :func:`~odtmip.dp.solver.tie_tolerance` and the bounds use closed
+regions (sound, slightly weaker).
+
+References
+----------
+.. [DS21] E. Demirović, P. J. Stuckey, "Optimal Decision Trees for Nonlinear Metrics", AAAI-21,
+   35(5):3733-3741 (arXiv 2009.06921).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property, partial
+
+import numpy as np
+
+from odtmip.data import Dataset
+from odtmip.dp._kernels import _pareto as kp
+from odtmip.dp.solver import MAX_DEPTH_CAP, DPOptions, DPSolver, _check_int, _check_time_limit, pack_columns, warm_up
+from odtmip.exceptions import DataError, OptionError, VerificationError
+from odtmip.metrics import Confusion, count_target, positive_index
+from odtmip.results import SolveResult, Status
+from odtmip.tree import Tree, leaf
+
+#: The ceiling with no restriction, and the lower bound that says nothing.
+NO_CEILING = np.array([[math.inf, math.inf]])
+NO_BOUND = np.zeros((1, 2))
+
+#: The named metrics (to maximise), each a function of the confusion counts.
+METRICS: dict[str, Callable[[Confusion], float]] = {
+    "f1": lambda c: c.f1,
+    "mcc": lambda c: c.mcc,
+    "fmi": lambda c: c.fowlkes_mallows,
+    "balanced-accuracy": lambda c: c.balanced_accuracy,
+    "accuracy": lambda c: c.accuracy,
+}
+
+
+@dataclass(frozen=True)
+class ParetoOptions:
+    """Switches for the techniques of the front search ([DS21] §4-5); none of them changes the front.
+
+    Attributes
+    ----------
+    depth_two : bool
+        Specialised solver for subproblems of depth <= 2 ([DS21] §3).
+    upper_bound : bool
+        (A) child ceilings from the sibling (Eq. 4) and the node's ceiling tightened by its points.
+    infeasibility_lb : bool
+        (B) lower bounds stored by subproblems searched to the end under a ceiling.
+    lookahead : bool
+        (C) skip a split whose children's lower bounds merge (Eq. 5) to nothing under the ceiling.
+    similarity : bool
+        (D) similarity lower bound from row sets solved before at the same budget (Eq. 6).
+    cache : bool
+        Read stored fronts and bounds of row sets (each subproblem is solved from scratch otherwise).
+    merge_features : bool
+        Drop constant columns and merge duplicate and complementary ones before the search.
+    """
+
+    depth_two: bool = True
+    upper_bound: bool = True
+    infeasibility_lb: bool = True
+    lookahead: bool = True
+    similarity: bool = True
+    cache: bool = True
+    merge_features: bool = True
+
+
+def confusion(fp: float, fn: float, positives: float, negatives: float) -> Confusion:
+    """The confusion counts of a pair (fp, fn); tp and tn are clamped at 0 against round-off of real weights."""
+    return Confusion(tp=max(0.0, positives - fn), fp=fp, tn=max(0.0, negatives - fp), fn=fn)
+
+
+@dataclass(frozen=True)
+class FrontPoint:
+    """One point of a front: its weights of false positives and false negatives and a tree that has them (built,
+    and checked by routing the data, when first asked for)."""
+
+    fp: float
+    fn: float
+    positives: float  # weight of the positive rows
+    negatives: float  # weight of the negative rows
+    nodes: int  # branch nodes of the tree: the fewest of any tree with this (fp, fn) within the budget
+    build: Callable[[], Tree] = field(repr=False, compare=False)
+
+    @cached_property
+    def tree(self) -> Tree:
+        return self.build()
+
+    @property
+    def confusion(self) -> Confusion:
+        return confusion(self.fp, self.fn, self.positives, self.negatives)
+
+    @property
+    def tpr(self) -> float:
+        """Sensitivity (true positive rate)."""
+        return self.confusion.sensitivity
+
+    @property
+    def tnr(self) -> float:
+        """Specificity (true negative rate)."""
+        return self.confusion.specificity
+
+
+@dataclass(frozen=True)
+class ParetoFront:
+    """A front of (fp, fn) points and how far it is proven.
+
+    ``points`` are sorted by fp ascending (fn strictly descending). With ``Status.OPTIMAL`` they are the Pareto
+    front; with ``Status.TIME_LIMIT`` they are trees found so far and every tree's pair is >= some point of
+    ``bound`` (a (k, 2) array; equal to the points when optimal).
+    """
+
+    points: tuple[FrontPoint, ...]
+    status: Status
+    stop_reason: str
+    bound: np.ndarray
+    positive: object  # the positive class label
+    seconds: float
+    stats: dict = field(default_factory=dict)
+
+    @property
+    def pairs(self) -> list[tuple[float, float]]:
+        return [(p.fp, p.fn) for p in self.points]
+
+
+class ParetoSolver:
+    """The (fp, fn) front search on one two-class dataset; stored fronts and bounds persist across calls.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        Two-class training data (its binary columns are searched).
+    positive : label, optional
+        The positive class, a label of ``dataset.classes_`` (default: the second label in sorted order).
+    options : ParetoOptions, optional
+        Technique switches.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]] * 2)
+    >>> solver = ParetoSolver(Dataset(X, [0, 0, 1, 1, 0, 1, 1, 1]))
+    >>> solver.front(max_depth=1).pairs  # a leaf predicting 1, the split on the first column, a leaf predicting 0
+    [(0.0, 1.0), (3.0, 0.0)]
+    """
+
+    def __init__(self, dataset: Dataset, positive=None, options: ParetoOptions | None = None):
+        if dataset.n_classes != 2:
+            raise DataError(f"the (fp, fn) front needs two classes, the data has {dataset.n_classes}: "
+                            f"{', '.join(map(str, dataset.classes_))}")
+        self.options = ParetoOptions() if options is None else options
+        if not isinstance(self.options, ParetoOptions):
+            raise OptionError(f"pareto options must be a ParetoOptions, got {type(self.options).__name__}")
+        self.dataset = dataset
+        self.positive_index = positive_index(dataset.classes_, positive)
+        label = dataset.classes_[self.positive_index]
+        self.positive = label.item() if isinstance(label, np.generic) else label  # a plain Python label
+        # the MurTree solver's encoding of the columns and its bitsets (and its tree building)
+        self._dp = DPSolver(dataset, options=DPOptions(merge_features=self.options.merge_features))
+        data = self._dp._data
+        self._feature_bits, self._weights = data.feature_bits, data.weights
+        self._row_start, self._row_features = data.row_start, data.row_features
+        self._unit = self._dp._unit
+        is_pos = (dataset.y == self.positive_index).astype(np.uint8)
+        self._pos_bits = pack_columns(is_pos[:, None])[0]
+        self._tol = self._dp._tol
+        self._step = 0.0 if self._tol > 0 else 1.0  # "strictly better": one unit for integer weights
+        p = self._feature_bits.shape[0]
+        self._fpos, self._fneg = np.zeros(p), np.zeros(p)
+        self._pos2, self._neg2 = np.zeros((p, p)), np.zeros((p, p))
+        self.positives = float(dataset.weights[is_pos == 1].sum())
+        self.negatives = float(dataset.weights[is_pos == 0].sum())
+        self._fronts: dict = {}  # (rows, d, n) -> complete front
+        self._bounds: dict = {}  # (rows, d, n) -> lower bound
+        self._archive: dict = {}  # (d, n) -> the last two (rows, lower bound or front) solved completely
+        self._merges: list = []  # merge id -> (left front, right front), for rebuilding trees
+        self._deadline = math.inf
+        self._stats: dict = {}
+
+    # ------------------------------------------------------------------ public
+    def front(self, max_depth: int = 3, max_nodes: int | None = None, time_limit: float | None = None,
+              ceiling=None) -> ParetoFront:
+        """PF(D, max_depth, max_nodes), or its part under ``ceiling`` (points (fp, fn), inf allowed: only pairs
+        <= one of them are wanted), with a tree for every point.
+
+        Raises
+        ------
+        OptionError
+            Invalid limits or ceiling.
+        """
+        depth = _check_int("max_depth", max_depth, 0, MAX_DEPTH_CAP)
+        nodes = (1 << depth) - 1 if max_nodes is None else min(_check_int("max_nodes", max_nodes, 0), (1 << depth) - 1)
+        limit = _check_time_limit(time_limit)
+        U = NO_CEILING if ceiling is None else _ceiling(ceiling)
+        compile_seconds = warm_up() + _warm_up_pareto()
+        t0 = time.perf_counter()
+        self._deadline = math.inf if limit is None else t0 + limit
+        self._stats = {"subproblems": 0, "merges": 0, "depth_two_calls": 0, "cache_hits": 0, "lookahead_prunes": 0,
+                       "bound_prunes": 0}
+        done: list = []
+        root = self._dp._root
+        P, complete = self._solve(root, min(depth, nodes), nodes, kp.maximal(U, self._tol), done)
+        if complete:
+            bound = P[:, :2].copy()
+        else:
+            bound = self._root_bound(root, min(depth, nodes), nodes, P, done)
+        points = tuple(self._point(row) for row in P)
+        stats = dict(self._stats, features=int(self._feature_bits.shape[0]), tolerance=self._tol,
+                     front_size=len(points))
+        if compile_seconds:
+            stats["compile_seconds"] = compile_seconds
+        status = Status.OPTIMAL if complete else Status.TIME_LIMIT
+        return ParetoFront(points, status, "solved" if complete else "time_limit", bound, self.positive,
+                           time.perf_counter() - t0, stats)
+
+    # ------------------------------------------------------------------ search
+    def _solve(self, bits, d: int, n: int, U: np.ndarray, done: list | None = None):
+        """(PF(bits, d, n) n Down(U), complete): the front part under the ceiling ``U``; complete is False when the
+        deadline interrupted the search (then the points are trees found, not a proven front)."""
+        o, tol = self.options, self._tol
+        d, n = min(d, n), min(n, (1 << d) - 1)
+        self._stats["subproblems"] += 1
+        pos, neg = kp.class_weights(bits, self._pos_bits, self._weights, self._unit)
+        leaf_front = kp.leaf_front(pos, neg, tol)
+        if d == 0 or pos <= tol or neg <= tol:  # a pure leaf, (0, 0), dominates every tree
+            return leaf_front[kp.allowed(leaf_front, U, tol)], True
+        key = (bits.tobytes(), d, n)
+        if o.cache:
+            F = self._fronts.get(key)
+            if F is not None:
+                self._stats["cache_hits"] += 1
+                return F[kp.allowed(F, U, tol)], True
+            L = self._bounds.get(key)
+            if L is not None and kp.infeasible(L, U, tol):
+                self._stats["bound_prunes"] += 1
+                return leaf_front[:0], True
+        if o.depth_two and d <= 2:
+            self._stats["depth_two_calls"] += 1
+            F, complete = kp.depth_two_front(bits, self._pos_bits, self._weights, self._unit, self._row_start,
+                                             self._row_features, d, n, tol, self._deadline, self._fpos, self._fneg,
+                                             self._pos2, self._neg2)
+            if complete:
+                self._store(key, F, NO_CEILING, d, n)
+            return F[kp.allowed(F, U, tol)], complete
+        PF = leaf_front
+        bounded = o.upper_bound
+        Ucur = kp.tighten(U, PF, 0.0, tol) if bounded else U
+        complete = True
+        half = (1 << (d - 1)) - 1
+        for f in range(self._feature_bits.shape[0]):
+            if time.perf_counter() > self._deadline:
+                complete = False
+                break
+            fb = self._feature_bits[f]
+            left, right = bits & ~fb, bits & fb
+            if not left.any() or not right.any():  # a degenerate split reproduces the leaf ([DS21] trap 11)
+                continue
+            for nl in range(max(0, n - 1 - half), min(n - 1, half) + 1):
+                nr = n - 1 - nl
+                Lr = NO_BOUND
+                if o.lookahead or bounded:
+                    Ll, Lr = self._bound(left, d - 1, nl), self._bound(right, d - 1, nr)
+                    if o.lookahead and kp.infeasible(kp.merge_bounds(Ll, Lr, tol), Ucur, tol):
+                        self._stats["lookahead_prunes"] += 1
+                        if done is not None:
+                            done.append((f, nl))
+                        continue
+                A, ok = self._solve(left, d - 1, nl, kp.subtract(Ucur, Lr, tol) if bounded else NO_CEILING)
+                B = A[:0]
+                if ok and len(A):
+                    B, ok = self._solve(right, d - 1, nr, kp.subtract(Ucur, A, tol) if bounded else NO_CEILING)
+                if len(A) and len(B):
+                    M = kp.merge(A, B, tol)
+                    M[:, kp.P_FEATURE] = f
+                    M[:, kp.P_C] = len(self._merges)
+                    self._merges.append((A, B))
+                    self._stats["merges"] += 1
+                    PF = kp.nondominated(np.concatenate((PF, M)), tol)
+                    if bounded:
+                        Ucur = kp.tighten(U, PF, 0.0, tol)
+                if not ok:
+                    complete = False
+                    break
+                if done is not None:
+                    done.append((f, nl))
+            if not complete:
+                break
+        if complete:
+            self._store(key, PF, U, d, n)
+        return PF[kp.allowed(PF, U, tol)], complete
+
+    def _store(self, key, F: np.ndarray, U: np.ndarray, d: int, n: int) -> None:
+        """Remember a subproblem searched to the end under ``U``: its front when U is no restriction, else (B) the
+        lower bound nd(points found u minimal points outside Down(U)) met with the stored one."""
+        if np.all(np.isinf(U)):
+            self._fronts[key] = F
+            L = F[:, :2]
+        elif self.options.infeasibility_lb:
+            L = kp.minimal(np.concatenate((F[:, :2], kp.outside(U, self._step))), self._tol)
+            old = self._bounds.get(key)
+            if old is not None:
+                L = kp.meet(old, L, self._tol)
+            self._bounds[key] = L
+        else:
+            return
+        if self.options.similarity:
+            kept = self._archive.setdefault(key[1:], [])
+            kept.insert(0, (np.frombuffer(key[0], dtype=np.uint64), L))
+            del kept[2:]
+
+    def _bound(self, bits, d: int, n: int) -> np.ndarray:
+        """A lower bound of PF(bits, d, n): its stored front or bound, met with the similarity bounds (D)."""
+        d, n = min(d, n), min(n, (1 << d) - 1)
+        key = (bits.tobytes(), d, n)
+        F = self._fronts.get(key) if self.options.cache else None
+        if F is not None:
+            return F[:, :2]
+        L = self._bounds.get(key, NO_BOUND) if self.options.cache else NO_BOUND
+        if self.options.similarity:
+            for old, Lold in self._archive.get((d, n), ()):
+                pos, neg = kp.class_weights(old & ~bits, self._pos_bits, self._weights, self._unit)  # removed rows
+                L = kp.meet(L, kp.similarity_bound(Lold, neg, pos, self._tol), self._tol)
+        return L
+
+    def _root_bound(self, bits, d: int, n: int, P: np.ndarray, done: list) -> np.ndarray:
+        """A lower bound of the root after a timeout: the points found, and the merge of the children's lower
+        bounds for every split whose search did not finish. (A finished split's trees outside the tightened
+        ceiling are weakly dominated by points found.)"""
+        if d <= 2 and self.options.depth_two or d == 0:
+            return NO_BOUND.copy()
+        parts = [P[:, :2]]
+        finished = set(done)
+        half = (1 << (d - 1)) - 1
+        for f in range(self._feature_bits.shape[0]):
+            fb = self._feature_bits[f]
+            left, right = bits & ~fb, bits & fb
+            if not left.any() or not right.any():
+                continue
+            for nl in range(max(0, n - 1 - half), min(n - 1, half) + 1):
+                if (f, nl) not in finished:
+                    parts.append(kp.merge_bounds(self._bound(left, d - 1, nl), self._bound(right, d - 1, n - 1 - nl),
+                                                 self._tol))
+        return kp.minimal(np.concatenate(parts), self._tol)
+
+    # ------------------------------------------------------------------ trees
+    def _point(self, row: np.ndarray) -> FrontPoint:
+        return FrontPoint(float(row[kp.P_FP]), float(row[kp.P_FN]), self.positives, self.negatives,
+                          int(row[kp.P_NODES]), partial(self._tree, row.copy()))
+
+    def _tree(self, row: np.ndarray) -> Tree:
+        """The tree of a front row, checked: routing the data through it gives the row's (fp, fn)."""
+        tree = self.dataset.new_tree(self._spec(row))
+        predicted = tree.predict_index(self.dataset.X) == self.positive_index
+        actual = self.dataset.y == self.positive_index
+        w = self.dataset.weights
+        fp, fn = float(w[predicted & ~actual].sum()), float(w[~predicted & actual].sum())
+        if abs(fp - row[kp.P_FP]) > self._tol + 1e-9 * self.negatives or \
+                abs(fn - row[kp.P_FN]) > self._tol + 1e-9 * self.positives:
+            raise VerificationError(f"front point ({row[kp.P_FP]!r}, {row[kp.P_FN]!r}) but its tree has "
+                                    f"({fp!r}, {fn!r})")
+        return tree
+
+    def _label(self, positive) -> int:
+        return self.positive_index if positive else 1 - self.positive_index
+
+    def _spec(self, row: np.ndarray):
+        """The tree of a front row ([DS21] keeps one per point; rebuilt through the merges that made it)."""
+        kind, f = int(row[kp.P_KIND]), int(row[kp.P_FEATURE])
+        if kind == kp.KIND_LEAF:
+            return leaf(self._label(row[kp.P_A] == 1))
+        if kind == kp.KIND_TERMINAL:
+            labels = int(row[kp.P_C])
+            return self._dp._branch(f, self._terminal_child(int(row[kp.P_A]), labels & 3),
+                                    self._terminal_child(int(row[kp.P_B]), labels >> 2))
+        A, B = self._merges[int(row[kp.P_C])]
+        return self._dp._branch(f, self._spec(A[int(row[kp.P_A])]), self._spec(B[int(row[kp.P_B])]))
+
+    def _terminal_child(self, g: int, labels: int):
+        if g < 0:
+            return leaf(self._label(labels & 1))
+        return self._dp._branch(g, leaf(self._label(labels & 1)), leaf(self._label(labels & 2)))
+
+
+def _ceiling(points) -> np.ndarray:
+    U = np.asarray(points, dtype=float).reshape(-1, 2)
+    if len(U) == 0 or np.isnan(U).any() or (U < 0).any():
+        raise OptionError(f"a ceiling is a non-empty list of (fp, fn) points >= 0 (inf allowed), got {points!r}")
+    return np.ascontiguousarray(U)
+
+
+_PARETO_WARM: list = []
+
+
+def _warm_up_pareto() -> float:
+    """Compile (or load) the front kernels once per process, outside any solve's clock; returns the seconds."""
+    if _PARETO_WARM:
+        return 0.0
+    _PARETO_WARM.append(True)
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(0)
+    for w in (None, rng.random(30) + 0.5):
+        ds = Dataset(rng.integers(0, 2, size=(30, 4)), np.r_[0, 1, rng.integers(0, 2, 28)], w)
+        ParetoSolver(ds).front(max_depth=3, ceiling=[(5, 5)])
+        ParetoSolver(ds).front(max_depth=3, max_nodes=2)
+    return time.perf_counter() - t0
+
+
+
+# ============================================================================================ objectives
+@dataclass(frozen=True)
+class Objective:
+    """What to pick from the front: the allowed region (a ceiling on (fp, fn)) and the loss to minimise there.
+
+    ``metric`` (a name of :data:`METRICS` or a callable ``Confusion -> float`` that is no better when fp or fn
+    grows) is maximised as the loss ``1 - metric``. Without a metric the loss is fn when only fp is capped
+    (maximise sensitivity s.t. specificity), fp when only fn is capped, and fp + fn otherwise.
+    """
+
+    fp_cap: float = math.inf
+    fn_cap: float = math.inf
+    metric: str | Callable | None = None
+
+    @property
+    def ceiling(self) -> np.ndarray:
+        return np.array([[self.fp_cap, self.fn_cap]])
+
+    @property
+    def name(self) -> str:
+        if self.metric is not None:
+            return self.metric if isinstance(self.metric, str) else getattr(self.metric, "__name__", "metric")
+        if math.isinf(self.fn_cap) and not math.isinf(self.fp_cap):
+            return "false-negatives"
+        if math.isinf(self.fp_cap) and not math.isinf(self.fn_cap):
+            return "false-positives"
+        return "misclassifications"
+
+    def strict(self, value: float, positives: float, negatives: float) -> bool:
+        """Whether the loss grows strictly with fp and with fn around the optimum ``value``, so that no tree of
+        optimal loss is dominated: F1 above 0, accuracy, misclassifications, balanced accuracy with both classes."""
+        return (self.metric == "f1" and value < 1.0) or self.metric == "accuracy" or self.name == "misclassifications" \
+            or (self.metric == "balanced-accuracy" and positives > 0 and negatives > 0)
+
+    def optimal_region(self, value: float) -> np.ndarray:
+        """A ceiling whose region holds every tree of loss ``value`` (the optimum) within the caps: {(cap,
+        value)} for FN under an fp cap, {(value, cap)} for FP under an fn cap, else the caps."""
+        if self.name == "false-negatives":
+            return np.array([[self.fp_cap, value]])
+        if self.name == "false-positives":
+            return np.array([[value, self.fn_cap]])
+        return self.ceiling
+
+    def loss(self, fp: float, fn: float, positives: float, negatives: float) -> float:
+        if self.metric is None:
+            name = self.name
+            return fn if name == "false-negatives" else fp if name == "false-positives" else fp + fn
+        c = confusion(fp, fn, positives, negatives)
+        value = METRICS[self.metric](c) if isinstance(self.metric, str) else self.metric(c)
+        value = float(value)
+        if not math.isfinite(value):
+            raise OptionError(f"the metric {self.name} returned {value!r} for tp={c.tp:g}, fp={c.fp:g}, "
+                              f"tn={c.tn:g}, fn={c.fn:g}; it must return a finite number")
+        return 1.0 - value
+
+
+def objective_of(dataset: Dataset, positive_at: int, metric=None, min_sensitivity: float | None = None,
+                 min_specificity: float | None = None, max_false_positives: float | None = None,
+                 max_false_negatives: float | None = None) -> Objective:
+    """The :class:`Objective` of the options: specificity >= tau caps fp at |I-| - ceil(tau |I-|), sensitivity >= tau
+    caps fn at |I+| - ceil(tau |I+|) (weights), and the explicit caps on fp and fn."""
+    if isinstance(metric, str) and metric not in METRICS:
+        raise OptionError(f"unknown metric {metric!r}; available: {', '.join(METRICS)} or a callable")
+    if metric is not None and not isinstance(metric, str) and not callable(metric):
+        raise OptionError(f"metric must be a name ({', '.join(METRICS)}) or a callable, got {metric!r}")
+    is_pos = dataset.y == positive_at
+    positives, negatives = float(dataset.weights[is_pos].sum()), float(dataset.weights[~is_pos].sum())
+    fp_cap = fn_cap = math.inf
+    for name, tau in (("min_sensitivity", min_sensitivity), ("min_specificity", min_specificity)):
+        if tau is not None and not 0 <= tau <= 1:
+            raise OptionError(f"{name} must lie in [0, 1], got {tau!r}")
+    for name, cap in (("max_false_positives", max_false_positives), ("max_false_negatives", max_false_negatives)):
+        if cap is not None and not cap >= 0:
+            raise OptionError(f"{name} must be >= 0, got {cap!r}")
+    if min_specificity is not None:
+        fp_cap = negatives - count_target(min_specificity, negatives)
+    if min_sensitivity is not None:
+        fn_cap = positives - count_target(min_sensitivity, positives)
+    if max_false_positives is not None:
+        fp_cap = min(fp_cap, float(max_false_positives))
+    if max_false_negatives is not None:
+        fn_cap = min(fn_cap, float(max_false_negatives))
+    return Objective(fp_cap, fn_cap, metric)
+
+
+def best_point(front: ParetoFront, objective: Objective) -> FrontPoint | None:
+    """The point of least loss among those within the objective's caps (None if there is none); ties to the
+    first (least fp)."""
+    inside = [p for p in front.points if p.fp <= objective.fp_cap + 1e-9 and p.fn <= objective.fn_cap + 1e-9]
+    if not inside:
+        return None
+    return min(inside, key=lambda p: objective.loss(p.fp, p.fn, p.positives, p.negatives))
+
+
+def solve_pareto(dataset: Dataset, max_depth: int = 3, max_nodes: int | None = None,
+                 time_limit: float | None = None, metric=None, min_sensitivity: float | None = None,
+                 min_specificity: float | None = None, max_false_positives: float | None = None,
+                 max_false_negatives: float | None = None, positive=None,
+                 options: ParetoOptions | None = None) -> SolveResult:
+    """Optimal tree for a metric monotone in (fp, fn), under caps on fp and fn, from the front of [DS21].
+
+    The front under the caps' ceiling is searched once; its point of least loss (:class:`Objective`) is optimal
+    ([DS21] §3: a monotone metric has an optimum on the front). Among optimal trees one with the fewest branch
+    nodes is returned: every front point carries the fewest nodes of its pair, which settles it when no optimal
+    tree is dominated (:meth:`Objective.strict`); otherwise the least node budget whose front still reaches the
+    optimum is found by bisection (the optimum only improves with the budget). The result's ``objective`` is the
+    loss (``1 - metric``, or the weight of false negatives / false positives / both, see :class:`Objective`)
+    recomputed by routing; ``stats`` adds the metric, ``tpr``, ``tnr``, the caps and the front's size. A cap no
+    tree meets gives ``Status.INFEASIBLE`` (proven). With a time limit the best tree found is returned with a
+    valid bound.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]] * 3)
+    >>> data = Dataset(X, [0, 0, 0, 1, 0, 1, 1, 1, 0, 0, 1, 1])
+    >>> res = solve_pareto(data, max_depth=2, min_specificity=1.0)  # no false positive allowed
+    >>> res.status.value, res.stats["tnr"], round(res.stats["tpr"], 3)
+    ('optimal', 1.0, 0.5)
+    """
+    t0 = time.perf_counter()
+    solver = ParetoSolver(dataset, positive=positive, options=options)
+    goal = objective_of(dataset, solver.positive_index, metric, min_sensitivity, min_specificity,
+                        max_false_positives, max_false_negatives)
+    limit = _check_time_limit(time_limit)
+    deadline = math.inf if limit is None else t0 + limit
+    front = solver.front(max_depth, max_nodes, time_limit=limit, ceiling=goal.ceiling)
+    stats = dict(front.stats, metric=goal.name, positive=solver.positive, positive_index=solver.positive_index,
+                 fp_cap=goal.fp_cap, fn_cap=goal.fn_cap)
+    best = best_point(front, goal)
+
+    def loss(fp: float, fn: float) -> float:
+        return goal.loss(fp, fn, solver.positives, solver.negatives)
+
+    inside = front.bound[kp.allowed(front.bound, goal.ceiling, 1e-9)]
+    bound = min((loss(a, b) for a, b in inside), default=math.inf)
+    if best is None:
+        status = Status.INFEASIBLE if front.status is Status.OPTIMAL else Status.NO_SOLUTION
+        return SolveResult("dp", status, front.stop_reason, None, None, bound, time.perf_counter() - t0, stats)
+    value = loss(best.fp, best.fn)
+    if front.status is Status.OPTIMAL:
+        if goal.strict(value, solver.positives, solver.negatives):  # the optima are front points, each with its
+            optima = [p for p in front.points if loss(p.fp, p.fn) <= value + 1e-12]  # fewest nodes
+            best, stats["fewest_nodes_proven"] = min(optima, key=lambda p: p.nodes), True
+        else:
+            best, stats["fewest_nodes_proven"] = _fewest_nodes(solver, goal, best, value, max_depth,
+                                                               goal.optimal_region(value), deadline)
+        bound = value
+    stats.update(tpr=best.tpr, tnr=best.tnr, f1=best.confusion.f1, fp=best.fp, fn=best.fn)
+    if goal.metric is not None:
+        stats["metric_value"] = 1.0 - value
+    return SolveResult("dp", front.status, front.stop_reason, best.tree, loss(best.fp, best.fn), min(bound, value),
+                       time.perf_counter() - t0, stats)
+
+
+def _fewest_nodes(solver: ParetoSolver, goal: Objective, best: FrontPoint, value: float, depth: int,
+                  region: np.ndarray, deadline: float) -> tuple[FrontPoint, bool]:
+    """The optimum with the fewest branch nodes: bisection on the node budget (the best loss under a budget never
+    rises with it), each budget's front searched under ``region``, a ceiling that holds every optimal tree.
+    Returns it and whether the search finished before the deadline."""
+    low, high = 0, best.tree.n_branch_nodes  # the optimum is reached with ``high`` nodes
+    while low < high:
+        mid = (low + high) // 2
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            return best, False
+        front = solver.front(depth, mid, time_limit=None if math.isinf(left) else left, ceiling=region)
+        if front.status is not Status.OPTIMAL:
+            return best, False
+        point = best_point(front, goal)
+        if point is not None and goal.loss(point.fp, point.fn, point.positives, point.negatives) <= value + 1e-12:
+            best, high = point, min(mid, point.tree.n_branch_nodes)
+        else:
+            low = mid + 1
+    return best, True

@@ -1,0 +1,160 @@
+"""The (fp, fn) Pareto-front DP of [DS21] against brute force, against itself with every technique switched off,
+under class swap, and against the MurTree DP (min fp + fn, weighted sums)."""
+
+import math
+from dataclasses import fields
+
+import numpy as np
+import pytest
+from _brute import brute_front
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from odtmip.data import Dataset
+from odtmip.dp import DPSolver
+from odtmip.dp._kernels import _pareto as kp
+from odtmip.dp.pareto import ParetoOptions, ParetoSolver
+from odtmip.exceptions import DataError, OptionError
+from odtmip.results import Status
+
+from .strategies import integral, tiny_data
+
+SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+SWITCHES = [f.name for f in fields(ParetoOptions)]
+
+
+def pairs_close(a, b):
+    return len(a) == len(b) and all(math.isclose(x, u, abs_tol=1e-7) and math.isclose(y, v, abs_tol=1e-7)
+                                    for (x, y), (u, v) in zip(a, b, strict=True))
+
+
+def check_points(front, ds, positive):
+    """Every point's tree has the point's (fp, fn), by routing; the points are sorted and non-dominated."""
+    pos = ds.y == positive
+    for p in front.points:
+        pred = p.tree.predict_index(ds.X) == positive
+        assert math.isclose(ds.weights[pred & ~pos].sum(), p.fp, abs_tol=1e-7)
+        assert math.isclose(ds.weights[~pred & pos].sum(), p.fn, abs_tol=1e-7)
+    fps, fns = [p.fp for p in front.points], [p.fn for p in front.points]
+    assert fps == sorted(fps) and all(a > b for a, b in zip(fns, fns[1:], strict=False))
+
+
+@settings(max_examples=150, **SETTINGS)
+@given(ds=tiny_data(max_rows=24, max_cols=4, classes=(2,)), depth=st.integers(0, 3))
+def test_front_equals_brute_force_at_every_node_budget(ds, depth):
+    solver = ParetoSolver(ds)
+    for n in range(2**depth):
+        brute = brute_front(ds, depth, n)
+        front = solver.front(max_depth=depth, max_nodes=n)
+        assert front.status is Status.OPTIMAL
+        assert pairs_close(front.pairs, [(a, b) for a, b, _ in brute]), (n, front.pairs, brute)
+        check_points(front, ds, 1)
+        for point, (_, _, fewest) in zip(front.points, brute, strict=True):
+            assert point.tree.depth <= depth and point.tree.n_branch_nodes == point.nodes <= n
+            if integral(ds):  # each point keeps the fewest branch nodes of any tree reaching it
+                assert point.nodes == fewest
+
+
+@settings(max_examples=60, **SETTINGS)
+@given(ds=tiny_data(max_rows=24, max_cols=4, classes=(2,)), depth=st.integers(2, 3),
+       off=st.sets(st.sampled_from(SWITCHES), min_size=1))
+def test_switching_techniques_off_keeps_the_front(ds, depth, off):
+    full = ParetoSolver(ds).front(max_depth=depth)
+    plain = ParetoSolver(ds, options=ParetoOptions(**{name: False for name in off})).front(max_depth=depth)
+    assert pairs_close(plain.pairs, full.pairs)  # real weights: sums in another order
+    check_points(plain, ds, 1)
+
+
+@settings(max_examples=60, **SETTINGS)
+@given(ds=tiny_data(max_rows=24, max_cols=4, classes=(2,)), depth=st.integers(1, 3), data=st.data())
+def test_ceiling_returns_the_front_below_it(ds, depth, data):
+    full = ParetoSolver(ds).front(max_depth=depth).pairs
+    W = float(ds.weights.sum())
+    U = data.draw(st.lists(st.tuples(st.floats(0, W), st.floats(0, W)), min_size=1, max_size=3))
+    part = ParetoSolver(ds).front(max_depth=depth, ceiling=U).pairs
+    assert part == [(a, b) for a, b in full if any(a <= u + 1e-9 and b <= v + 1e-9 for u, v in U)]
+
+
+@settings(max_examples=60, **SETTINGS)
+@given(ds=tiny_data(max_rows=30, max_cols=5, classes=(2,)), depth=st.integers(1, 3))
+def test_class_swap_mirrors_the_front(ds, depth):
+    a = ParetoSolver(ds, positive=ds.classes_[1]).front(max_depth=depth)
+    b = ParetoSolver(ds, positive=ds.classes_[0]).front(max_depth=depth)
+    assert pairs_close(a.pairs, sorted((fn, fp) for fp, fn in b.pairs))
+    check_points(b, ds, 0)
+
+
+@settings(max_examples=60, **SETTINGS)
+@given(ds=tiny_data(max_rows=30, max_cols=5, classes=(2,)), depth=st.integers(1, 3),
+       w=st.sampled_from([1.0, 2.0, 0.5, 3.0]))
+def test_weighted_sum_over_the_front_is_the_murtree_optimum(ds, depth, w):
+    """min over the front of w fp + fn = the single-objective DP with negatives weighted by w ([DS21] §3)."""
+    front = ParetoSolver(ds).front(max_depth=depth)
+    reweighted = ds.reweighted(np.where(ds.y == 0, w, 1.0) * ds.weights)
+    dp = DPSolver(reweighted).solve(max_depth=depth)
+    assert math.isclose(min(w * fp + fn for fp, fn in front.pairs), dp.objective, abs_tol=1e-7)
+
+
+def test_front_invariants_and_leaf_points(rng):
+    X = rng.integers(0, 2, size=(80, 6))
+    y = (X[:, 0] ^ X[:, 1] | (rng.random(80) < 0.15)).astype(int)
+    ds = Dataset(X, y)
+    front = ParetoSolver(ds).front(max_depth=3)
+    pairs = front.pairs
+    assert pairs[0][0] == 0 and pairs[-1][1] == 0  # the leaves make fp = 0 and fn = 0 reachable
+    assert all(0 <= fp <= (y == 0).sum() and 0 <= fn <= (y == 1).sum() for fp, fn in pairs)
+    assert min(fp + fn for fp, fn in pairs) == DPSolver(ds).solve(max_depth=3).objective
+    assert np.array_equal(front.bound, np.array(pairs))
+
+
+def test_time_limit_returns_trees_and_a_valid_bound(rng):
+    X = rng.integers(0, 2, size=(400, 30))
+    y = ((X[:, :6].sum(axis=1) + rng.integers(0, 3, 400)) % 2).astype(int)
+    ds = Dataset(X, y)
+    front = ParetoSolver(ds).front(max_depth=4, time_limit=0.05)
+    assert front.status is Status.TIME_LIMIT and front.stop_reason == "time_limit"
+    check_points(front, ds, 1)
+    exact = ParetoSolver(ds).front(max_depth=3)  # every depth-3 tree is a depth-4 tree
+    for fp, fn in exact.pairs:  # each is >= some bound point
+        assert any(a <= fp + 1e-9 and b <= fn + 1e-9 for a, b in front.bound)
+
+
+def test_kernels_keep_fewest_nodes_and_build_ceilings():
+    P = np.zeros((3, kp.NCOL))
+    P[:, kp.P_FP], P[:, kp.P_FN], P[:, kp.P_NODES] = [2, 2, 1], [1, 1, 3], [3, 1, 0]
+    kept = kp.nondominated(P, 0.0)
+    assert kept[:, :3].tolist() == [[1, 3, 0], [2, 1, 1]]
+    # the region no point of {(1, 3), (2, 1)} weakly dominates: fp <= 0, or fp <= 1 and fn <= 2, or fn <= 0
+    assert kp.tighten(np.array([[np.inf, np.inf]]), kept, 1.0, 0.0).tolist() == [[0, np.inf], [1, 2], [np.inf, 0]]
+    assert kp.outside(np.array([[1.0, 4.0], [3.0, 2.0]]), 1.0).tolist() == [[0, 5], [2, 3], [4, 0]]
+    assert kp.subtract(np.array([[5.0, 5.0]]), np.array([[1.0, 2.0], [4.0, 0.0]]), 0.0).tolist() == [[1, 5], [4, 3]]
+
+
+def test_bad_input_is_one_line_error():
+    X = np.array([[0], [1], [0]])
+    with pytest.raises(DataError, match="two classes"):
+        ParetoSolver(Dataset(X, [0, 1, 2]))
+    with pytest.raises(DataError, match="positive label 'x' is not a class"):
+        ParetoSolver(Dataset(X, [0, 1, 1]), positive="x")
+    with pytest.raises(OptionError, match="ceiling"):
+        ParetoSolver(Dataset(X, [0, 1, 1])).front(max_depth=1, ceiling=[(-1, 2)])
+
+
+def test_integer_weights_are_exact(rng):
+    X = rng.integers(0, 2, size=(40, 4))
+    y = rng.integers(0, 2, size=40)
+    ds = Dataset(X, y, rng.integers(1, 4, size=40).astype(float))
+    assert integral(ds)
+    front = ParetoSolver(ds).front(max_depth=2)
+    assert front.stats["tolerance"] == 0
+    assert [(a, b) for a, b, _ in brute_front(ds, 2)] == front.pairs
+
+
+@pytest.mark.parametrize("seed", [100, 101, 103])
+def test_depth_four_front_equals_brute_force(seed):
+    """Depth 4: subproblems of depth 3 are searched under ceilings and stored as bounds, unlike at depth <= 3."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, size=(40, 5))
+    y = rng.integers(0, 2, size=40)
+    ds = Dataset(X, y)
+    assert ParetoSolver(ds).front(max_depth=4).pairs == [(a, b) for a, b, _ in brute_front(ds, 4)]
