@@ -121,9 +121,18 @@ def test_sensitivity_example(tmp_path):
     assert_plots(out["figure"], tmp_path)
 
 
+def test_pareto_front_example(tmp_path):
+    out = load_example("08_pareto_front").main(verbose=False)
+    assert out["pairs"] == [(0, 6), (2, 5), (4, 3), (5, 2), (6, 1), (9, 0)]
+    assert out["from_front"] == out["from_dp"] == [0, 0, 1, 2, 5, 6, 6]  # = example 07's MIP optima
+    assert out["accuracy"] == out["front_accuracy"] == 6
+    assert out["f1"] in out["pairs"]  # the F1 optimum is a point of the front
+    assert_plots(out["figure"], tmp_path)
+
+
 def test_every_example_has_a_test():
     tested = {"01_gunluk_teaching", "02_compare_formulations", "03_lp_bound", "04_warm_start", "05_oct_hole",
-              "06_binoct_trie", "07_sensitivity"}
+              "06_binoct_trie", "07_sensitivity", "08_pareto_front"}
     assert {p.stem for p in EXAMPLES.glob("[0-9]*.py")} == tested
 
 
