@@ -13,7 +13,7 @@ The script computes the front of depth-2 trees on the 40 MONK's-1 rows of ``07_s
 of Günlük's model (every subset of a column's levels, as ``odtmip check`` hands them to the DP), and reads off:
 
 * each specificity target of example 07: the fewest false negatives among the front's points with
-  TN >= ceil(tau |I-|) -- the same numbers the MIP proved there, one solve instead of seven;
+  ``TN >= ceil(tau |I-|)`` -- the same numbers the MIP proved there, one solve instead of seven;
 * the accuracy optimum (the least FP + FN on the front) and the F1 optimum, which need not be the same tree;
 
 and draws the front in sensitivity/specificity space, the exact counterpart of an ROC curve for optimal trees.

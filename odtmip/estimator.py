@@ -165,7 +165,7 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
         The class labels, sorted.
     n_features_in_ : int
         Number of features seen in ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Names of the features seen in ``fit``; only when ``X`` had string column names.
 
     Warns

@@ -508,8 +508,8 @@ class Objective:
 def objective_of(dataset: Dataset, positive_at: int, metric=None, min_sensitivity: float | None = None,
                  min_specificity: float | None = None, max_false_positives: float | None = None,
                  max_false_negatives: float | None = None) -> Objective:
-    """The :class:`Objective` of the options: specificity >= tau caps fp at |I-| - ceil(tau |I-|), sensitivity >= tau
-    caps fn at |I+| - ceil(tau |I+|) (weights), and the explicit caps on fp and fn."""
+    """The :class:`Objective` of the options: specificity >= tau caps fp at ``|I-| - ceil(tau |I-|)``, sensitivity >=
+    tau caps fn at ``|I+| - ceil(tau |I+|)`` (weights), and the explicit caps on fp and fn."""
     if isinstance(metric, str) and metric not in METRICS:
         raise OptionError(f"unknown metric {metric!r}; available: {', '.join(METRICS)} or a callable")
     if metric is not None and not isinstance(metric, str) and not callable(metric):

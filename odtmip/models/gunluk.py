@@ -911,7 +911,7 @@ OPTIONS = (
            "maximise sensitivity s.t. TNR >= T, [GKLMS] §4.6 (corrected (15))"),
     Option("min_sensitivity", (Interval(float, 0, 1),), None, "no target",
            "maximise specificity s.t. TPR >= T, [GKLMS] §4.6 (corrected (15))"),
-    Option("positive", (Interval(int, 0, 1),), 1, None, "index of the positive class in Dataset.classes_"),
+    Option("positive", (Interval(int, 0, 1),), 1, None, "index of the positive class among the Dataset's sorted labels"),
     Option("feature_selection", (Boolean(),), False, None,
            "keep only the groups a CART tree uses on 90 percent of the data, [GKLMS] §5"),
     Option("random_state", (Interval(int, 0, 2**32 - 1),), 0, None, "seed of the CART feature selection"),

@@ -45,7 +45,7 @@ OCT-H                      ``a_hat_upper_a``, ``a_hat_lower_a``, ``l1_norm_if_sp
                            ``minus_a_within_s``, ``s_only_if_split``, ``some_feature_if_split``,
                            ``threshold_only_if_split``, ``minus_threshold_only_if_split``,
                            ``left_branch_margin``, ``right_branch_hyperplane``
-class weight / rate target  ``e_class``, ``class_errors``; objective (FN + C FP) / L_hat, or ``missed`` with
+class weight, rate target  ``e_class``, ``class_errors``; objective (FN + C FP) / L_hat, or ``missed`` with
                            ``specificity_target`` / ``sensitivity_target`` (:mod:`odtmip.models.rates`)
 =========================  ===========================================================================
 

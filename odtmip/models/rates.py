@@ -6,9 +6,9 @@ the weight of the class-k rows its tree misclassifies, and equal to it when mini
 OCT's per-leaf class errors from :func:`add_class_errors`). With the positive class p and the negative class q,
 FN = class_error(p) and FP = class_error(q), and the helper adds
 
-* ``specificity_target``: FP <= |I-| - ceil(tau |I-|)  (TN >= ceil(tau |I-|), the corrected (15)); the objective
+* ``specificity_target``: ``FP <= |I-| - ceil(tau |I-|)`` (``TN >= ceil(tau |I-|)``, the corrected (15)); the objective
   is FN (maximise sensitivity, (16));
-* ``sensitivity_target``: FN <= |I+| - ceil(tau |I+|); the objective is FP;
+* ``sensitivity_target``: ``FN <= |I+| - ceil(tau |I+|)``; the objective is FP;
 * without a target: the objective FN + C x FP (C of [GKLMS] (8a): a correct negative counts C times).
 
 Unlike [GKLMS], whose (15) counts rows, the targets here count sample weight (the same for unit weights), as the
@@ -39,10 +39,10 @@ OPTIONS = (
     Option("class_weight", (Interval(float, 0, None, "neither"),), 1.0, None,
            "C: a misclassified negative costs C (objective FN + C FP)"),
     Option("min_specificity", (Interval(float, 0, 1),), None, "no target",
-           "minimise FN s.t. TNR >= T (TN >= ceil(T |I-|), weights), [GKLMS] §4.6"),
+           "minimise FN s.t. TNR >= T (TN >= ceil(T x negatives), weights), [GKLMS] §4.6"),
     Option("min_sensitivity", (Interval(float, 0, 1),), None, "no target",
-           "minimise FP s.t. TPR >= T (TP >= ceil(T |I+|), weights), [GKLMS] §4.6"),
-    Option("positive", (Interval(int, 0, 1),), 1, None, "index of the positive class in Dataset.classes_"),
+           "minimise FP s.t. TPR >= T (TP >= ceil(T x positives), weights), [GKLMS] §4.6"),
+    Option("positive", (Interval(int, 0, 1),), 1, None, "index of the positive class among the Dataset's sorted labels"),
 )
 
 
