@@ -3,9 +3,11 @@
 ``solve_dp(dataset, max_depth=...)`` solves once; :class:`DPSolver` keeps its cache across solves (tuning
 over depth and size); :class:`DPOptions` switches the search techniques; :mod:`odtmip.dp.reference` is the
 slow, readable version used as a test oracle. ``solve_dp(dataset, max_depth=None, leaf_penalty=lam)`` gives
-the optimal sparse tree of OSDT (errors / W + lam x leaves, any depth).
+the optimal sparse tree of OSDT (errors / W + lam x leaves, any depth). ``solve_contree`` (ConTree) searches every
+threshold of numeric columns directly, without binary columns.
 """
 
+from odtmip.dp.contree import ContreeOptions, ContreeSolver, solve_contree
 from odtmip.dp.solver import DPOptions, DPSolver, solve_dp, warm_up
 
-__all__ = ["DPOptions", "DPSolver", "solve_dp", "warm_up"]
+__all__ = ["ContreeOptions", "ContreeSolver", "DPOptions", "DPSolver", "solve_contree", "solve_dp", "warm_up"]
