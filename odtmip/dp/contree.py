@@ -208,15 +208,23 @@ class ContreeSolver:
         return (f"every midpoint of {f.numeric} numeric column(s) and {len(f.ranks) - f.numeric} binary column(s): "
                 f"{len(f.splits)} splits")
 
-    def solve(self, max_depth: int = 3, time_limit: float | None = None) -> SolveResult:
+    def solve(self, max_depth: int = 3, time_limit: float | None = None, max_gap: float = 0.0) -> SolveResult:
         """The optimal tree of depth <= ``max_depth`` (at most 20); see the module docstring.
 
-        Returns a :class:`~odtmip.results.SolveResult` (solver ``"contree"``): ``OPTIMAL`` with bound = objective,
-        ``TIME_LIMIT`` with the best tree found and the bound 0, or ``INFEASIBLE`` when the data has fewer rows
-        than ``min_leaf``. ``objective`` is recomputed by routing the training data.
+        With ``max_gap`` = g in [0, 1) the root's threshold search only looks for trees below (1 - g) times the
+        incumbent (the subproblems stay exact), so the tree returned costs at most 1 / (1 - g) times the optimum.
+
+        Returns a :class:`~odtmip.results.SolveResult` (solver ``"contree"``): ``OPTIMAL`` with bound = objective;
+        with a gap, the bound (1 - g) x objective (rounded up for integer costs) and ``OPTIMAL`` only when that
+        reaches the objective, else ``TIME_LIMIT`` with stop reason ``"gap"``; at the time limit the best tree
+        found and the bound 0; ``INFEASIBLE`` when the data has fewer rows than ``min_leaf``. ``objective`` is
+        recomputed by routing the training data.
         """
         depth = _check_int("max_depth", max_depth, 0, MAX_DEPTH_CAP)
         limit = _check_time_limit(time_limit)
+        gap = _check_penalty(max_gap, "max_gap")
+        if gap >= 1.0:
+            raise OptionError(f"max_gap must be in [0, 1), got {max_gap!r}")
         compile_seconds = warm_up()
         t0 = time.perf_counter()
         n, F = len(self._labels), len(self.features.ranks)
@@ -231,7 +239,7 @@ class ContreeSolver:
         prune = self.min_leaf == 1
         prm = Switches(self._K, self.min_leaf, self.penalty, self._tol,
                        math.inf if limit is None else t0 + limit, o.depth_two, o.neighbourhood and prune,
-                       o.interval and prune, o.subinterval and prune, o.cache, o.upper_bound)
+                       o.interval and prune, o.subinterval and prune, o.cache, o.upper_bound, gap)
         d = depth if F > 0 else 0
         self._cache = kc.new_tables(max(1, (n + 63) // 64))
         grows = 0
@@ -265,7 +273,13 @@ class ContreeSolver:
         tree = self.dataset.new_tree(spec)
         verify_tree(self.dataset, tree, float(value), self.penalty, self.min_leaf, d, (1 << d) - 1)
         objective = float(self.dataset.misclassifications(tree) + self.penalty * tree.n_branch_nodes)
-        if status is Status.OPTIMAL:
+        if status is Status.OPTIMAL and gap > 0.0:
+            bound = (1.0 - gap) * objective - self._tol
+            if self._tol == 0.0:  # integer costs
+                bound = float(math.ceil(bound))
+            if bound < objective:
+                status, reason = Status.TIME_LIMIT, "gap"
+        elif status is Status.OPTIMAL:
             bound = objective
         stats["search_seconds"] = time.perf_counter() - t0
         return SolveResult("contree", status, reason, tree, objective, min(bound, objective),
@@ -324,7 +338,8 @@ class ContreeSolver:
 
 
 def solve_contree(dataset: Dataset, max_depth: int = 3, min_leaf: int = 1, penalty: float = 0.0,
-                  time_limit: float | None = None, options: ContreeOptions | None = None) -> SolveResult:
+                  time_limit: float | None = None, options: ContreeOptions | None = None,
+                  max_gap: float = 0.0) -> SolveResult:
     """Optimal classification tree over every threshold of the numeric columns (ConTree; see the module docstring).
 
     Parameters
@@ -341,6 +356,9 @@ def solve_contree(dataset: Dataset, max_depth: int = 3, min_leaf: int = 1, penal
         Seconds; at the limit the best tree found is returned with ``Status.TIME_LIMIT``.
     options : ContreeOptions, optional
         Technique switches (none changes the optimum).
+    max_gap : float, default=0.0
+        Relative gap g in [0, 1): the tree costs at most 1 / (1 - g) times the optimum (see
+        :meth:`ContreeSolver.solve`).
 
     Examples
     --------
@@ -349,4 +367,5 @@ def solve_contree(dataset: Dataset, max_depth: int = 3, min_leaf: int = 1, penal
     >>> res.objective, res.tree.to_text().splitlines()[0]
     (1.0, '|--- x0 <= 0.15')
     """
-    return ContreeSolver(dataset, min_leaf=min_leaf, penalty=penalty, options=options).solve(max_depth, time_limit)
+    return ContreeSolver(dataset, min_leaf=min_leaf, penalty=penalty, options=options).solve(max_depth, time_limit,
+                                                                                              max_gap)

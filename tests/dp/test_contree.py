@@ -158,3 +158,31 @@ def test_constant_columns_and_too_few_rows():
     res = solve_contree(ds, 3)
     assert res.status is Status.OPTIMAL and res.objective == 1.0 and res.tree.n_branch_nodes == 0
     assert ContreeSolver(ds, min_leaf=4).solve(2).status is Status.INFEASIBLE
+
+
+def test_solve_and_command_line(capsys):
+    import json
+
+    from odtmip import solve
+    from odtmip.cli import main
+    from odtmip.datasets import load
+
+    X, y = load("breast-cancer")
+    res = solve(Dataset(X, y), "contree", max_depth=2, max_gap=0.01)
+    assert res.objective == 22.0 and res.bound == 22.0  # ceil(0.99 x 22) = 22: the gap closes on integers
+    with pytest.raises(OptionError, match="max_gap"):
+        solve(Dataset(X, y), "contree", max_gap=1.0)
+    assert main(["fit", "breast-cancer", "--solver", "contree", "--depth", "2", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["status"] == "optimal" and record["misclassifications"] == 22.0
+    assert record["split_space"].startswith("every midpoint of 30 numeric column(s)")
+
+
+@settings(max_examples=40, **SETTINGS)
+@given(data=numeric_data(max_rows=30, max_values=8), depth=st.integers(2, 3), gap=st.sampled_from([0.1, 0.3, 0.6]))
+def test_relative_gap_bounds_the_optimum(data, depth, gap):
+    ds = midpoints(*data)
+    opt = solve_contree(ds, depth).objective
+    res = solve_contree(ds, depth, max_gap=gap)
+    assert res.bound <= opt + 1e-9 <= res.objective + 2e-9
+    assert res.objective * (1 - gap) <= opt + 1e-7

@@ -23,6 +23,8 @@ threshold):
   from one scan per feature over the node's rows (:func:`best_stumps`).
 * Upper bounds ([ConTree] "Upper bounds"): the larger child is solved under B - penalty, the smaller under
   the hybrid max(B - penalty - T_big, weight to the interval's farther edge).
+* Relative gap g (``Switches.gap``): the root's threshold search replaces B by (1 - g) B in all of the above, so
+  every split it skips costs at least (1 - g) times the tree returned; the subproblems stay exact.
 
 These bounds rest on monotonicity (a subset of rows never costs more), which a minimum leaf size breaks; with
 ``min_rows > 1`` the orchestration switches NB, IS and SP off and every threshold is evaluated.
@@ -101,6 +103,7 @@ class Switches(NamedTuple):
     subinterval: bool  # SP
     use_cache: bool  # read optima and lower bounds from the cache
     upper_bound: bool  # solve children under upper bounds
+    gap: float  # relative gap g of the root's threshold search: only splits below (1 - g) B are sought there
 
 
 class Work(NamedTuple):
@@ -312,6 +315,7 @@ def solve_subtree(cols, work, prm, cache, st, level, m, d, ub):
     else:
         pos, cw, rec, queue = work.pos[level], work.cw[level], work.rec[level], work.queue[level]
         pruning = prm.neighbourhood or prm.interval or prm.subinterval
+        slack = prm.gap if root else 0.0
         timed_out = False
         for f in range(ranks.shape[0]):
             if best <= tol or timed_out:
@@ -335,6 +339,7 @@ def solve_subtree(cols, work, prm, cache, st, level, m, d, ub):
                 a, b, u, v = queue[head, 0], queue[head, 1], queue[head, 2], queue[head, 3]
                 head += 1
                 B = min(best, ub)
+                B -= slack * B
                 if pruning:
                     if prm.subinterval:  # SP, Eq. 12
                         lu = rec[u, 0] if u >= 0 else 0.0
@@ -418,7 +423,8 @@ def solve_subtree(cols, work, prm, cache, st, level, m, d, ub):
                     continue
                 r0, l1 = k + 1, k - 1
                 if prm.neighbourhood:  # NB, Corollary 1: |cw(j) - cw(k)| must exceed T(k) - B
-                    dist = value - min(best, ub) + tol
+                    B = min(best, ub)
+                    dist = value - (B - slack * B) + tol
                     if dist >= 0.0:
                         r0 = first_beyond(cw, k + 1, b, cw[k], dist)
                         l1 = last_before(cw, a, k - 1, cw[k], dist)
