@@ -35,7 +35,8 @@ import numpy as np
 
 from odtmip.exceptions import OptionError
 
-__all__ = ["CONTREE_OPTIONS", "DP_OPTIONS", "MIN_LEAF", "OPTIONS", "REQUIRED", "TIME_LIMIT", "Boolean", "Choices", "Instance", "Interval",
+__all__ = ["CONTREE_OPTIONS", "DP_OPTIONS", "MIN_LEAF", "OPTIONS", "REQUIRED", "TIME_LIMIT", "Boolean", "Choices",
+           "Instance", "Interval",
            "Option", "defaults", "mip_options", "options_of", "validate"]
 
 
