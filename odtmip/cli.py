@@ -150,9 +150,10 @@ def _add_data_options(p: argparse.ArgumentParser) -> None:
                         "(default: an error, as for an ID column)")
     g.add_argument("--format", choices=["csv", "arff", "dl85", "txt"], help="file format (default: from the name)")
     g.add_argument("--data-dir", help="benchmark data folder (default: $ODTMIP_DATA or ../shared/datasets)")
-    g.add_argument("--numeric", choices=["buckets", "thresholds"], default="buckets",
-                   help="encoding of numeric columns (default: buckets = deciles); a column with missing values "
-                        "also gets an 'is missing' column")
+    g.add_argument("--numeric", choices=["auto", "buckets", "thresholds"], default="auto",
+                   help="encoding of numeric columns: auto (default) = the dp searches every threshold, the MIP "
+                        "models use deciles; buckets = deciles for every solver; thresholds = every midpoint as a "
+                        "binary column; a column with missing values also gets an 'is missing' column")
     g.add_argument("--n-buckets", type=int, default=10, help="quantile buckets per numeric column (default: 10)")
 
 

@@ -35,7 +35,8 @@ class SolverSpec:
         return getattr(importlib.import_module(module), func)
 
 
-_DP = SolverSpec("dp", "odtmip.dp:solve_dp", "MurTree-style dynamic programming on binary columns (exact, anytime)")
+_DP = SolverSpec("dp", "odtmip.dp:solve_numeric",
+                 "dynamic programming: MurTree on binary columns, ConTree on every threshold of numeric columns")
 _CONTREE = SolverSpec("contree", "odtmip.dp:solve_contree",
                       "ConTree: DP over every threshold of the numeric columns (exact, anytime)")
 

@@ -4,10 +4,12 @@
 over depth and size); :class:`DPOptions` switches the search techniques; :mod:`odtmip.dp.reference` is the
 slow, readable version used as a test oracle. ``solve_dp(dataset, max_depth=None, leaf_penalty=lam)`` gives
 the optimal sparse tree of OSDT (errors / W + lam x leaves, any depth). ``solve_contree`` (ConTree) searches every
-threshold of numeric columns directly, without binary columns.
+threshold of numeric columns directly, without binary columns; ``solve_numeric`` (the ``"dp"`` solver) picks
+between them.
 """
 
-from odtmip.dp.contree import ContreeOptions, ContreeSolver, solve_contree
+from odtmip.dp.contree import ContreeOptions, ContreeSolver, solve_contree, solve_numeric
 from odtmip.dp.solver import DPOptions, DPSolver, solve_dp, warm_up
 
-__all__ = ["ContreeOptions", "ContreeSolver", "DPOptions", "DPSolver", "solve_contree", "solve_dp", "warm_up"]
+__all__ = ["ContreeOptions", "ContreeSolver", "DPOptions", "DPSolver", "solve_contree", "solve_dp", "solve_numeric",
+           "warm_up"]

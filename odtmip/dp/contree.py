@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from odtmip.binarize import BinaryColumn, midpoint_thresholds
 from odtmip.data import Dataset
 from odtmip.dp._kernels import _cache as kc
 from odtmip.dp._kernels import _common as kcommon
@@ -58,7 +59,16 @@ from odtmip.dp._kernels._contree import (
     new_work,
     solve_subtree,
 )
-from odtmip.dp.solver import MAX_DEPTH_CAP, _check_int, _check_penalty, _check_time_limit, tie_tolerance, verify_tree
+from odtmip.dp.solver import (
+    MAX_DEPTH_CAP,
+    DPOptions,
+    _check_int,
+    _check_penalty,
+    _check_time_limit,
+    solve_dp,
+    tie_tolerance,
+    verify_tree,
+)
 from odtmip.exceptions import OptionError, VerificationError
 from odtmip.results import SolveResult, Status
 from odtmip.tree import Split, branch, leaf
@@ -369,3 +379,41 @@ def solve_contree(dataset: Dataset, max_depth: int = 3, min_leaf: int = 1, penal
     """
     return ContreeSolver(dataset, min_leaf=min_leaf, penalty=penalty, options=options).solve(max_depth, time_limit,
                                                                                               max_gap)
+
+
+def solve_numeric(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | None = None, min_leaf: int = 1,
+                  penalty: float = 0.0, time_limit: float | None = None, options: DPOptions | None = None,
+                  leaf_penalty: float | None = None) -> SolveResult:
+    """The ``"dp"`` solver: :func:`~odtmip.dp.solve_dp`'s problem, over every threshold of the numeric columns when
+    the dataset asks for it (:attr:`~odtmip.data.Dataset.every_threshold`, the default ``numeric="auto"``).
+
+    Then ConTree solves it when it can (a depth limit, no node limit below 2^max_depth - 1, no leaf penalty, no
+    :class:`~odtmip.dp.DPOptions`), else the MurTree DP on binary columns at every midpoint. Otherwise the MurTree DP
+    on the dataset's own binary columns (explicit buckets or thresholds). ``stats["split_space"]`` names the splits
+    the optimum is over. Parameters as for :func:`~odtmip.dp.solve_dp`.
+    """
+    if not dataset.every_threshold:
+        res = solve_dp(dataset, max_depth, max_nodes, min_leaf, penalty, time_limit, options, leaf_penalty)
+        res.stats["split_space"] = f"the binary columns of the encoding ({dataset.encoder.describe()})"
+        return res
+    full = max_depth is not None and (max_nodes is None or max_nodes >= (1 << min(max_depth, 62)) - 1)
+    if full and leaf_penalty is None and options is None:
+        return solve_contree(dataset, max_depth, min_leaf, penalty, time_limit)
+    res = solve_dp(midpoint_columns(dataset), max_depth, max_nodes, min_leaf, penalty, time_limit, options,
+                   leaf_penalty)
+    res.stats["split_space"] = "every midpoint of the numeric columns, as binary columns"
+    return res
+
+
+def midpoint_columns(dataset: Dataset) -> Dataset:
+    """``dataset`` with every numeric column encoded by its midpoints (``x > t``), the other binary columns kept."""
+    columns = []
+    for g, group in enumerate(dataset.groups):
+        if group.kind not in NUMERIC_KINDS:
+            columns.extend(dataset.columns[j] for j in group.members)
+            continue
+        c, name = group.column, group.name
+        v = dataset.X.iloc[:, c].to_numpy(dtype=float, na_value=np.nan)
+        columns.extend(BinaryColumn(f"{name}>{t:.6g}", Split("threshold", (c,), threshold=t), g)
+                       for t in midpoint_thresholds(v[~np.isnan(v)], None))
+    return dataset.derive(columns)

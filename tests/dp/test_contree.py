@@ -186,3 +186,20 @@ def test_relative_gap_bounds_the_optimum(data, depth, gap):
     res = solve_contree(ds, depth, max_gap=gap)
     assert res.bound <= opt + 1e-9 <= res.objective + 2e-9
     assert res.objective * (1 - gap) <= opt + 1e-7
+
+
+def test_default_dp_searches_every_threshold_and_buckets_stay_a_choice():
+    from odtmip import solve
+    from odtmip.datasets import load
+
+    X, y = load("breast-cancer")
+    exact = solve(Dataset(X, y), "dp", max_depth=2)  # numeric="auto": every threshold (ConTree)
+    buckets = solve(Dataset(X, y, numeric="buckets"), "dp", max_depth=2)
+    assert exact.objective == 22.0 and buckets.objective == 98.0  # the deciles' optimum (issue #12)
+    assert "every midpoint" in exact.stats["split_space"] and "quantile buckets" in buckets.stats["split_space"]
+    # a problem ConTree does not take (a node limit) goes to the MurTree DP on every midpoint
+    small = Dataset(X.iloc[:80, :3], y[:80])
+    limited = solve(small, "dp", max_depth=2, max_nodes=2)
+    assert limited.objective == solve(Dataset(X.iloc[:80, :3], y[:80], numeric="thresholds"), "dp", max_depth=2,
+                                      max_nodes=2).objective
+    assert "every midpoint" in limited.stats["split_space"]
