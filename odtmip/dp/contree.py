@@ -53,7 +53,6 @@ from odtmip.dp._kernels._contree import (
     P_INTERVAL,
     P_NEIGHBOURHOOD,
     P_SUBINTERVAL,
-    Columns,
     Switches,
     cached_split,
     new_work,
@@ -257,11 +256,13 @@ class ContreeSolver:
             work = new_work(d, F, n, self._K)
             for f in range(F):
                 work.rows[0, f] = np.argsort(self.features.ranks[f], kind="stable")
+                work.vals[0, f] = self.features.ranks[f, work.rows[0, f]]
             if F == 0:
                 work.rows[0, 0, :] = np.arange(n)
+            work.labs[0] = self._labels[work.rows[0]]
+            work.wts[0] = self._weights[work.rows[0]]
             st = np.zeros(kcommon.N_STATS, dtype=np.int64)
-            cols = Columns(self.features.ranks, self.features.offsets, self._labels, self._weights)
-            value, exact = solve_subtree(cols, work, prm, self._cache, st, 0, n, d, math.inf)
+            value, exact = solve_subtree(self.features.offsets, work, prm, self._cache, st, 0, n, d, math.inf)
             if not st[kcommon.S_FULL] or st[kcommon.S_TIMEOUT]:
                 break
             self._cache = kc.grow_tables(self._cache)

@@ -3,8 +3,9 @@ with branch-and-bound over the thresholds of each feature.
 
 A feature is an ordered column given by the *rank* of each row's value among the feature's distinct values
 (a binary column has ranks 0 and 1). A split code ``offsets[f] + r`` sends right the rows whose rank on f
-exceeds r. Every node keeps its rows sorted by every feature (``Work.rows[level, f]``); a split partitions
-these lists stably into the child's level, so nothing is sorted twice ([ConTree] §5).
+exceeds r. Every node keeps its rows sorted by every feature (``Work.rows[level, f]``, with their ranks,
+labels and weights in the same order, so that scans read memory in sequence); a split partitions these lists
+stably into the child's level, so nothing is sorted twice ([ConTree] §5).
 
 Costs are leaf misclassification weights plus ``penalty`` per branch node. :func:`solve_subtree` returns
 ``(value, exact)``: with ``exact`` the optimum T(D, d) (up to ``tol``); otherwise a lower bound on it, at
@@ -80,15 +81,6 @@ I_RIGHT = 3  # the same for the right child
 I_TERMINAL = 4  # 1: children are the stumps above; 0: children are cached optima one level deeper
 
 
-class Columns(NamedTuple):
-    """The training rows as ordered features."""
-
-    ranks: np.ndarray  # int64 (F, n): rank of each row's value among feature f's distinct values
-    offsets: np.ndarray  # int64 (F,): split code of (f, r) is offsets[f] + r
-    labels: np.ndarray  # int64 (n,): class of each row
-    weights: np.ndarray  # float64 (n,): sample weights
-
-
 class Switches(NamedTuple):
     """Parameters of one search (read-only in the kernels)."""
 
@@ -110,14 +102,17 @@ class Work(NamedTuple):
     """Preallocated scratch of one search; L = the depth, n rows, F features, K classes."""
 
     rows: np.ndarray  # int64 (L+1, max(F, 1), n): rows of the node at each level, sorted by each feature
-    side: np.ndarray  # int64 (n,): 0 left / 1 right of the split being evaluated
+    vals: np.ndarray  # int32 (L+1, max(F, 1), n): the rank on feature f of each row of rows[level, f]
+    labs: np.ndarray  # int32 (L+1, max(F, 1), n): its class
+    wts: np.ndarray  # float64 (L+1, max(F, 1), n): its weight
+    side: np.ndarray  # uint8 (n,): 0 left / 1 right of the split being evaluated
     pos: np.ndarray  # int64 (L, n): split positions (rows going left) of the feature being searched
     cw: np.ndarray  # float64 (L, n): weight going left at each split position
     rec: np.ndarray  # float64 (L, n, 2): lower bounds (L_k, R_k) of the evaluated thresholds
     queue: np.ndarray  # int64 (L, 2n+2, 4): FIFO intervals (a, b, u, v) of threshold indices
     keys: np.ndarray  # uint64 (L+1, W): the instance set of the node at each level
-    counts: np.ndarray  # float64 (2, K+1): class weights and row count of each side
-    scan: np.ndarray  # float64 (2, K+1): the same, left of the scanned threshold
+    counts: np.ndarray  # float64 (2, K+2): class weights, row count (K) and weight (K+1) of each side
+    scan: np.ndarray  # float64 (2, K+2): the same, left of the scanned threshold
     last: np.ndarray  # int64 (2,): rank last seen on each side during a scan
     incumbent: np.ndarray  # float64 (5,): root incumbent, fields I_*
     pruned: np.ndarray  # int64 (N_PRUNED,): pruning counters
@@ -130,14 +125,17 @@ def new_work(depth: int, n_features: int, n_rows: int, n_classes: int) -> Work:
     inc[I_COST] = np.inf
     return Work(
         rows=np.zeros((levels + 1, max(n_features, 1), n_rows), dtype=np.int64),
-        side=np.zeros(n_rows, dtype=np.int64),
+        vals=np.zeros((levels + 1, max(n_features, 1), n_rows), dtype=np.int32),
+        labs=np.zeros((levels + 1, max(n_features, 1), n_rows), dtype=np.int32),
+        wts=np.zeros((levels + 1, max(n_features, 1), n_rows)),
+        side=np.zeros(n_rows, dtype=np.uint8),
         pos=np.zeros((levels, n_rows), dtype=np.int64),
         cw=np.zeros((levels, n_rows), dtype=np.float64),
         rec=np.zeros((levels, n_rows, 2), dtype=np.float64),
         queue=np.zeros((levels, 2 * n_rows + 2, 4), dtype=np.int64),
         keys=np.zeros((levels + 1, (n_rows + 63) // 64), dtype=np.uint64),
-        counts=np.zeros((2, n_classes + 1)),
-        scan=np.zeros((2, n_classes + 1)),
+        counts=np.zeros((2, n_classes + 2)),
+        scan=np.zeros((2, n_classes + 2)),
         last=np.zeros(2, dtype=np.int64),
         incumbent=inc,
         pruned=np.zeros(N_PRUNED, dtype=np.int64),
@@ -145,14 +143,15 @@ def new_work(depth: int, n_features: int, n_rows: int, n_classes: int) -> Work:
 
 
 @njit(cache=NUMBA_CACHE)
-def side_counts(rows, m, side, labels, weights, K, counts):
-    """Class weights (``counts[s, 0..K-1]``) and row counts (``counts[s, K]``) of both sides of ``rows[:m]``."""
+def side_counts(rows, labs, wts, m, side, K, counts):
+    """Class weights (``counts[s, 0..K-1]``), row counts (``counts[s, K]``) and weights (``counts[s, K+1]``) of
+    both sides of ``rows[:m]`` (classes ``labs``, weights ``wts`` in the same order)."""
     counts[:, :] = 0.0
     for i in range(m):
-        r = rows[i]
-        s = side[r]
-        counts[s, labels[r]] += weights[r]
+        s = side[rows[i]]
+        counts[s, labs[i]] += wts[i]
         counts[s, K] += 1.0
+        counts[s, K + 1] += wts[i]
 
 
 @njit(cache=NUMBA_CACHE)
@@ -173,7 +172,7 @@ def _errors_of_two(scan, counts, s, K):
 
 
 @njit(cache=NUMBA_CACHE)
-def best_stumps(cols, work, prm, level, m):
+def best_stumps(offsets, work, prm, level, m):
     """Optimal depth-one trees of both sides of the rows ``work.rows[level, :, :m]`` ([ConTree] Alg. 2).
 
     ``work.side`` assigns each row a side and ``work.counts`` holds the sides' class weights. For each feature
@@ -181,53 +180,67 @@ def best_stumps(cols, work, prm, level, m):
     threshold of side s lies between two consecutive *distinct* ranks seen on s, and its two leaves cost
     Eq. 13. Returns ``(cost_left, code_left, cost_right, code_right)``, each cost the least of the side's
     leaf and its best stump plus ``penalty`` (code -1: the leaf).
+
+    Skipping (the similarity bound of Eq. 3 inside the scan, as in the authors' code): a threshold of side s
+    that costs c is a move of rows away from every later threshold of s, and each moved weight w lowers the cost
+    by at most w; so the thresholds of s until c - best_s more weight has been scanned on s are not evaluated.
     """
     K = prm.n_classes
     pen, tol, min_rows = prm.penalty, prm.tol, prm.min_rows
     counts, scan, last = work.counts, work.scan, work.last
-    ranks, offsets, labels, weights = cols.ranks, cols.offsets, cols.labels, cols.weights
     side = work.side
     best0, _ = leaf_cost(counts[0], K, COST_ERRORS)
     best1, _ = leaf_cost(counts[1], K, COST_ERRORS)
     code0 = np.int64(-1)
     code1 = np.int64(-1)
-    for g in range(ranks.shape[0]):
+    resume = np.zeros(2)  # scanned weight of each side below which no threshold of it can win
+    for g in range(offsets.shape[0]):
+        if best0 <= tol and best1 <= tol:
+            break
         scan[:, :] = 0.0
         last[0] = -1
         last[1] = -1
-        rg = work.rows[level, g]
+        resume[0] = -1.0
+        resume[1] = -1.0
+        rg, vg, lg, wg = work.rows[level, g], work.vals[level, g], work.labs[level, g], work.wts[level, g]
         for i in range(m):
-            r = rg[i]
-            s = side[r]
-            rk = ranks[g, r]
-            if rk != last[s] and scan[s, K] >= min_rows and counts[s, K] - scan[s, K] >= min_rows:
+            s = side[rg[i]]
+            rk = vg[i]
+            if rk != last[s] and scan[s, K + 1] > resume[s] and scan[s, K] >= min_rows and \
+                    counts[s, K] - scan[s, K] >= min_rows:
                 cost = _errors_of_two(scan, counts, s, K) + pen
                 if s == 0:
                     if cost < best0 - tol:
                         best0 = cost
                         code0 = offsets[g] + last[s]
-                elif cost < best1 - tol:
-                    best1 = cost
-                    code1 = offsets[g] + last[s]
-            scan[s, labels[r]] += weights[r]
+                    resume[0] = scan[0, K + 1] + max(cost - best0, 0.0) + tol
+                else:
+                    if cost < best1 - tol:
+                        best1 = cost
+                        code1 = offsets[g] + last[s]
+                    resume[1] = scan[1, K + 1] + max(cost - best1, 0.0) + tol
+            scan[s, lg[i]] += wg[i]
             scan[s, K] += 1.0
+            scan[s, K + 1] += wg[i]
             last[s] = rk
     return best0, code0, best1, code1
 
 
 @njit(cache=NUMBA_CACHE)
-def partition(rows, level, m, side, target):
-    """Copy the rows of ``side == target`` from ``rows[level, f, :m]`` to ``rows[level + 1, f]`` for every f,
-    keeping each order; returns their number."""
+def partition(work, level, m, target):
+    """Copy the rows of ``work.side == target`` (with their ranks, labels, weights) from ``level`` to
+    ``level + 1`` for every feature, keeping each order; returns their number."""
+    rows, vals, labs, wts, side = work.rows, work.vals, work.labs, work.wts, work.side
     c = 0
     for f in range(rows.shape[1]):
-        src = rows[level, f]
-        dst = rows[level + 1, f]
         c = 0
         for i in range(m):
-            r = src[i]
+            r = rows[level, f, i]
             if side[r] == target:
-                dst[c] = r
+                rows[level + 1, f, c] = r
+                vals[level + 1, f, c] = vals[level, f, i]
+                labs[level + 1, f, c] = labs[level, f, i]
+                wts[level + 1, f, c] = wts[level, f, i]
                 c += 1
     return c
 
@@ -273,8 +286,9 @@ def last_before(cw, lo, hi, base, dist):
 
 
 @njit(cache=NUMBA_CACHE)
-def solve_subtree(cols, work, prm, cache, st, level, m, d, ub):
-    """T(D, d) of [ConTree] Eq. 4-6 for the rows D = ``work.rows[level, :, :m]``, searched below ``ub``.
+def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
+    """T(D, d) of [ConTree] Eq. 4-6 for the rows D = ``work.rows[level, :, :m]``, searched below ``ub``;
+    ``offsets[f]`` is the split code of feature f's first threshold.
 
     Returns ``(value, exact)``: exact, the optimum (cached with its root split); otherwise a lower bound on
     it that is at least ``ub - tol`` (also cached), or, after the deadline, the best cost found (only the root
@@ -282,12 +296,11 @@ def solve_subtree(cols, work, prm, cache, st, level, m, d, ub):
     """
     K = prm.n_classes
     tol, pen, min_rows = prm.tol, prm.penalty, prm.min_rows
-    ranks, labels, weights = cols.ranks, cols.labels, cols.weights
-    rows, side, counts = work.rows, work.side, work.counts
+    rows, vals, labs, wts, side, counts = work.rows, work.vals, work.labs, work.wts, work.side, work.counts
     root = level == 0
     # the leaf: T(D, 0) = |D| - max_c |D_c| (weighted)
     mark_sides(rows[level, 0], m, m, side)
-    side_counts(rows[level, 0], m, side, labels, weights, K, counts)
+    side_counts(rows[level, 0], labs[level, 0], wts[level, 0], m, side, K, counts)
     leafc, _ = leaf_cost(counts[0], K, COST_ERRORS)
     if d == 0 or m < 2 * min_rows or leafc <= tol:
         return leafc, True
@@ -309,7 +322,7 @@ def solve_subtree(cols, work, prm, cache, st, level, m, d, ub):
     code, left_code, right_code, terminal = np.int64(-1), np.int64(-1), np.int64(-1), np.int64(1)
     if d == 1:  # the best stump
         st[S_DEPTH1] += 1
-        c0, k0, _, _ = best_stumps(cols, work, prm, level, m)
+        c0, k0, _, _ = best_stumps(offsets, work, prm, level, m)
         if c0 < best - tol:
             best, code = c0, k0
     else:
@@ -317,19 +330,19 @@ def solve_subtree(cols, work, prm, cache, st, level, m, d, ub):
         pruning = prm.neighbourhood or prm.interval or prm.subinterval
         slack = prm.gap if root else 0.0
         timed_out = False
-        for f in range(ranks.shape[0]):
+        for f in range(offsets.shape[0]):
             if best <= tol or timed_out:
                 break
             # split positions of f: between consecutive distinct ranks, both sides >= min_rows
-            rf = rows[level, f]
+            rf, vf, wf = rows[level, f], vals[level, f], wts[level, f]
             npos = 0
-            acc = weights[rf[0]]
+            acc = wf[0]
             for i in range(1, m):
-                if ranks[f, rf[i]] != ranks[f, rf[i - 1]] and i >= min_rows and m - i >= min_rows:
+                if vf[i] != vf[i - 1] and i >= min_rows and m - i >= min_rows:
                     pos[npos] = i
                     cw[npos] = acc
                     npos += 1
-                acc += weights[rf[i]]
+                acc += wf[i]
             if npos == 0:
                 continue
             head, tail = 0, 1
@@ -369,17 +382,17 @@ def solve_subtree(cols, work, prm, cache, st, level, m, d, ub):
                 lcode, rcode = np.int64(-1), np.int64(-1)
                 if d == 2 and prm.depth_two:  # Alg. 2: both depth-one children at once
                     st[S_DEPTH2] += 1
-                    side_counts(rf, m, side, labels, weights, K, counts)
-                    lval, lcode, rval, rcode = best_stumps(cols, work, prm, level, m)
+                    side_counts(rf, labs[level, f], wf, m, side, K, counts)
+                    lval, lcode, rval, rcode = best_stumps(offsets, work, prm, level, m)
                 else:
                     # the larger child first, under B - penalty; the smaller under the hybrid bound
                     first = 0 if 2 * p >= m else 1
-                    vals = np.zeros(2)
+                    child = np.zeros(2)
                     exact = np.zeros(2, dtype=np.bool_)
                     ub1 = B - pen if prm.upper_bound else INF
-                    c1 = partition(rows, level, m, side, first)
-                    v1, x1 = solve_subtree(cols, work, prm, cache, st, level + 1, c1, d - 1, ub1)
-                    vals[first], exact[first] = v1, x1
+                    c1 = partition(work, level, m, first)
+                    v1, x1 = solve_subtree(offsets, work, prm, cache, st, level + 1, c1, d - 1, ub1)
+                    child[first], exact[first] = v1, x1
                     if st[S_TIMEOUT]:
                         timed_out = True
                         break
@@ -390,18 +403,18 @@ def solve_subtree(cols, work, prm, cache, st, level, m, d, ub):
                             ub2 = max(B - pen - v1, half)
                         if ub2 > tol:
                             mark_sides(rf, m, p, side)
-                            c2 = partition(rows, level, m, side, 1 - first)
-                            v2, x2 = solve_subtree(cols, work, prm, cache, st, level + 1, c2, d - 1, ub2)
-                            vals[1 - first], exact[1 - first] = v2, x2
+                            c2 = partition(work, level, m, 1 - first)
+                            v2, x2 = solve_subtree(offsets, work, prm, cache, st, level + 1, c2, d - 1, ub2)
+                            child[1 - first], exact[1 - first] = v2, x2
                             if st[S_TIMEOUT]:
                                 timed_out = True
                                 break
-                    lval, rval = vals[0], vals[1]
+                    lval, rval = child[0], child[1]
                     lexact, rexact = exact[0], exact[1]
                 value = lval + rval + pen
                 if lexact and rexact and value < best - tol:
                     best = value
-                    code = cols.offsets[f] + ranks[f, rf[p - 1]]
+                    code = offsets[f] + vf[p - 1]
                     if d == 2 and prm.depth_two:
                         left_code, right_code, terminal = lcode, rcode, 1
                     else:
