@@ -45,7 +45,9 @@ def merge_options(cls, options, values: dict, model: str):
 class DPProblem:
     """A DP problem that a MIP model is started from or checked against, described (not solved).
 
-    ``data`` holds the model's candidate splits as binary columns (and its weights); every tree of depth <=
+    ``data`` holds the model's candidate splits as binary columns (and its weights), solved by the solver named
+    ``solver``; with ``"contree"`` the splits are every midpoint of ``data``'s numeric columns and its other binary
+    columns (the same problem, without building a column per midpoint); every tree of depth <=
     ``shallow`` fits the model and every tree of the model has depth <= ``deep``; ``exact`` is False when the DP
     sees only part of the model's splits (then only model <= DP(shallow) is implied). The model's objective of a
     tree is ``(DP objective + offset) / scale``.
@@ -59,6 +61,7 @@ class DPProblem:
     min_leaf: int = 1
     offset: float = 0.0
     scale: float = 1.0
+    solver: str = "dp"
 
     @property
     def depths(self) -> list[int]:
@@ -76,7 +79,7 @@ class DPProblem:
         """Solve it with the DP at ``depth`` (through :func:`odtmip.solve`, one floor above both engines)."""
         from odtmip.solvers import solve
 
-        return solve(self.data, "dp", **self.dp_options(depth), time_limit=time_limit)
+        return solve(self.data, self.solver, **self.dp_options(depth), time_limit=time_limit)
 
 
 # Peak resident memory of one solve per nonzero, row and column of the model as handed to HiGHS: the Pyomo model

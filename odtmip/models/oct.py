@@ -1049,12 +1049,15 @@ def _make_options(max_depth, options, values) -> OCTOptions:
 
 
 def _dp_starts(data: Dataset, max_depth: int, options: OCTOptions) -> list[DPProblem]:
-    """:func:`dp_equivalent` at depth D: OCT's own optimum, and for OCT-H the best axis-aligned tree it can
-    represent (an upper bound); nothing when no column has a threshold (HiGHS finds the single leaf)."""
+    """:func:`dp_equivalent` at depth D: OCT's own optimum (solved by ConTree on the raw columns), and for OCT-H
+    the best axis-aligned tree it can represent (an upper bound); nothing when no column has a threshold (HiGHS
+    finds the single leaf)."""
     derived, penalty, min_leaf = dp_equivalent(data, options)
     if derived.n_binary == 0:
         return []
-    return [DPProblem(derived, max_depth, max_depth, exact=False, penalty=penalty, min_leaf=min_leaf)]
+    if options.hyperplanes:
+        return [DPProblem(derived, max_depth, max_depth, exact=False, penalty=penalty, min_leaf=min_leaf)]
+    return [DPProblem(data, max_depth, max_depth, exact=False, penalty=penalty, min_leaf=min_leaf, solver="contree")]
 
 
 def _dp_problem(data: Dataset, max_depth: int, options: OCTOptions) -> DPProblem:
@@ -1062,9 +1065,11 @@ def _dp_problem(data: Dataset, max_depth: int, options: OCTOptions) -> DPProblem
     floored)."""
     if options.hyperplanes:
         raise OptionError("OCT-H has no DP equivalent (hyperplane splits); check the axis-aligned OCT")
-    derived, penalty, min_leaf = dp_equivalent(data, options)
+    _, penalty, min_leaf = dp_equivalent(data, options)
     exact = not prepare(data, options).floored
-    return DPProblem(derived, max_depth, max_depth, exact, penalty, min_leaf, scale=baseline_error(data) or 1.0)
+    # ConTree searches the same splits (every midpoint, every level) without a column per midpoint
+    return DPProblem(data, max_depth, max_depth, exact, penalty, min_leaf, scale=baseline_error(data) or 1.0,
+                     solver="contree")
 
 
 def _highs(data: Dataset, highs: HighsOptions) -> HighsOptions:
