@@ -108,11 +108,12 @@ class ContreeOptions:
 
 @dataclass
 class OrderedFeatures:
-    """The split space of a dataset: ranks of the rows on every ordered feature, and each split code's Split."""
+    """The split space of a dataset: ranks of the rows on every ordered feature, and what each split code means."""
 
     ranks: np.ndarray  # int64 (F, n)
     offsets: np.ndarray  # int64 (F,): codes of feature f are offsets[f] .. offsets[f] + (distinct values - 2)
-    splits: list  # Split of every code
+    tests: list  # per feature: (raw column, its midpoints) of a numeric column, or the Split of a binary column
+    n_splits: int  # number of split codes
     numeric: int  # number of numeric columns among the features
 
     def decode(self, code: int) -> tuple[int, int]:
@@ -120,11 +121,19 @@ class OrderedFeatures:
         f = int(np.searchsorted(self.offsets, code, side="right")) - 1
         return f, int(code - self.offsets[f])
 
+    def split(self, code: int) -> Split:
+        """The raw split of ``code`` (made on demand: a numeric column has a split per midpoint)."""
+        f, r = self.decode(code)
+        test = self.tests[f]
+        if isinstance(test, Split):
+            return test
+        return Split("threshold", (test[0],), threshold=float(test[1][r]))
+
 
 def ordered_features(dataset: Dataset) -> OrderedFeatures:
     """The features ConTree searches (see the module docstring); constant ones are left out."""
-    ranks, offsets, splits = [], [], []
-    numeric = 0
+    ranks, offsets, tests = [], [], []
+    numeric, n_splits = 0, 0
     for group in dataset.groups:
         if group.kind in NUMERIC_KINDS:
             c = group.column
@@ -135,21 +144,31 @@ def ordered_features(dataset: Dataset) -> OrderedFeatures:
                 continue
             r = np.searchsorted(distinct, np.where(missing, distinct[0], v))  # missing: below every value
             mids = (distinct[:-1] + distinct[1:]) / 2
-            offsets.append(len(splits))
+            offsets.append(n_splits)
             ranks.append(r)
-            splits.extend(Split("threshold", (c,), threshold=float(t)) for t in mids)
+            tests.append((c, mids))
+            n_splits += len(mids)
             numeric += 1
             continue
         for j in group.members:
             col = dataset.Xb[:, j].astype(np.int64)
             if col.min() == col.max():
                 continue
-            offsets.append(len(splits))
+            offsets.append(n_splits)
             ranks.append(col)
-            splits.append(dataset.split_of(j))
+            tests.append(dataset.split_of(j))
+            n_splits += 1
     n = dataset.n_samples
     R = np.ascontiguousarray(np.array(ranks, dtype=np.int64).reshape(len(ranks), n))
-    return OrderedFeatures(R, np.array(offsets, dtype=np.int64), splits, numeric)
+    return OrderedFeatures(R, np.array(offsets, dtype=np.int64), tests, n_splits, numeric)
+
+
+def _table_sizes(words: int) -> tuple[int, int]:
+    """Initial (keys, entries) of the cache: at most 64 MiB of keys (the tables grow when full)."""
+    keys = 1 << 14
+    while keys > 256 and keys * words * 8 > 1 << 26:
+        keys >>= 1
+    return keys, 2 * keys
 
 
 _WARM: dict = {}
@@ -215,7 +234,7 @@ class ContreeSolver:
         """One line naming the splits the optimum is over."""
         f = self.features
         return (f"every midpoint of {f.numeric} numeric column(s) and {len(f.ranks) - f.numeric} binary column(s): "
-                f"{len(f.splits)} splits")
+                f"{f.n_splits} splits")
 
     def solve(self, max_depth: int = 3, time_limit: float | None = None, max_gap: float = 0.0) -> SolveResult:
         """The optimal tree of depth <= ``max_depth`` (at most 20); see the module docstring.
@@ -237,7 +256,7 @@ class ContreeSolver:
         compile_seconds = warm_up()
         t0 = time.perf_counter()
         n, F = len(self._labels), len(self.features.ranks)
-        stats: dict = {"features": F, "splits": len(self.features.splits), "split_space": self.split_space(),
+        stats: dict = {"features": F, "splits": self.features.n_splits, "split_space": self.split_space(),
                        "tolerance": self._tol}
         if compile_seconds:
             stats["compile_seconds"] = compile_seconds
@@ -250,7 +269,8 @@ class ContreeSolver:
                        math.inf if limit is None else t0 + limit, o.depth_two, o.neighbourhood and prune,
                        o.interval and prune, o.subinterval and prune, o.cache, o.upper_bound, gap)
         d = depth if F > 0 else 0
-        self._cache = kc.new_tables(max(1, (n + 63) // 64))
+        words = max(1, (n + 63) // 64)
+        self._cache = kc.new_tables(words, *_table_sizes(words))
         grows = 0
         while True:
             work = new_work(d, F, n, self._K)
@@ -312,7 +332,7 @@ class ContreeSolver:
         if code < 0:
             return self._leaf(rows)
         left, right = self._children(rows, code)
-        return branch(self.features.splits[code], self._leaf(left), self._leaf(right))
+        return branch(self.features.split(code), self._leaf(left), self._leaf(right))
 
     def _build(self, rows: np.ndarray, d: int):
         """Tree spec of the cached optimum of ``rows`` at depth ``d`` (mirrors the search's early exits)."""
@@ -331,8 +351,8 @@ class ContreeSolver:
             return self._leaf(rows)
         left, right = self._children(rows, code)
         if terminal:
-            return branch(self.features.splits[code], self._stump(left, left_code), self._stump(right, right_code))
-        return branch(self.features.splits[code], self._build(left, d - 1), self._build(right, d - 1))
+            return branch(self.features.split(code), self._stump(left, left_code), self._stump(right, right_code))
+        return branch(self.features.split(code), self._build(left, d - 1), self._build(right, d - 1))
 
     def _incumbent(self, inc: np.ndarray, rows: np.ndarray, d: int):
         """Best root tree known at the deadline (its children are cached optima), else the leaf."""

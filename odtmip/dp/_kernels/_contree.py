@@ -113,7 +113,6 @@ class Work(NamedTuple):
     keys: np.ndarray  # uint64 (L+1, W): the instance set of the node at each level
     counts: np.ndarray  # float64 (2, K+2): class weights, row count (K) and weight (K+1) of each side
     scan: np.ndarray  # float64 (2, K+2): the same, left of the scanned threshold
-    last: np.ndarray  # int64 (2,): rank last seen on each side during a scan
     incumbent: np.ndarray  # float64 (5,): root incumbent, fields I_*
     pruned: np.ndarray  # int64 (N_PRUNED,): pruning counters
 
@@ -136,7 +135,6 @@ def new_work(depth: int, n_features: int, n_rows: int, n_classes: int) -> Work:
         keys=np.zeros((levels + 1, (n_rows + 63) // 64), dtype=np.uint64),
         counts=np.zeros((2, n_classes + 2)),
         scan=np.zeros((2, n_classes + 2)),
-        last=np.zeros(2, dtype=np.int64),
         incumbent=inc,
         pruned=np.zeros(N_PRUNED, dtype=np.int64),
     )
@@ -154,16 +152,16 @@ def side_counts(rows, labs, wts, m, side, K, counts):
         counts[s, K + 1] += wts[i]
 
 
-@njit(cache=NUMBA_CACHE)
-def _errors_of_two(scan, counts, s, K):
-    """Misclassified weight of two leaves on side ``s``: the rows in ``scan`` and the rest (Eq. 13)."""
+@njit(cache=NUMBA_CACHE, inline="always")
+def _errors_of_two(scan, counts, K):
+    """Misclassified weight of two leaves: the rows counted in ``scan`` and the rest of ``counts`` (Eq. 13)."""
     total = 0.0
     best_in = 0.0
     best_out = 0.0
     for c in range(K):
-        a = scan[s, c]
-        b = counts[s, c] - a
-        total += counts[s, c]
+        a = scan[c]
+        b = counts[c] - a
+        total += counts[c]
         if a > best_in:
             best_in = a
         if b > best_out:
@@ -187,42 +185,48 @@ def best_stumps(offsets, work, prm, level, m):
     """
     K = prm.n_classes
     pen, tol, min_rows = prm.penalty, prm.tol, prm.min_rows
-    counts, scan, last = work.counts, work.scan, work.last
+    cnt0, cnt1, sc0, sc1 = work.counts[0], work.counts[1], work.scan[0], work.scan[1]
     side = work.side
-    best0, _ = leaf_cost(counts[0], K, COST_ERRORS)
-    best1, _ = leaf_cost(counts[1], K, COST_ERRORS)
+    best0, _ = leaf_cost(cnt0, K, COST_ERRORS)
+    best1, _ = leaf_cost(cnt1, K, COST_ERRORS)
     code0 = np.int64(-1)
     code1 = np.int64(-1)
-    resume = np.zeros(2)  # scanned weight of each side below which no threshold of it can win
+    rows0, rows1 = cnt0[K], cnt1[K]
     for g in range(offsets.shape[0]):
         if best0 <= tol and best1 <= tol:
             break
-        scan[:, :] = 0.0
-        last[0] = -1
-        last[1] = -1
-        resume[0] = -1.0
-        resume[1] = -1.0
+        sc0[:] = 0.0
+        sc1[:] = 0.0
+        # per side: last rank seen, rows and weight scanned, scanned weight below which nothing can win
+        last0, last1 = -1, -1
+        n0, n1, w0, w1 = 0.0, 0.0, 0.0, 0.0
+        resume0, resume1 = -1.0, -1.0
         rg, vg, lg, wg = work.rows[level, g], work.vals[level, g], work.labs[level, g], work.wts[level, g]
         for i in range(m):
-            s = side[rg[i]]
             rk = vg[i]
-            if rk != last[s] and scan[s, K + 1] > resume[s] and scan[s, K] >= min_rows and \
-                    counts[s, K] - scan[s, K] >= min_rows:
-                cost = _errors_of_two(scan, counts, s, K) + pen
-                if s == 0:
+            w = wg[i]
+            if side[rg[i]] == 0:
+                if rk != last0 and w0 > resume0 and n0 >= min_rows and rows0 - n0 >= min_rows:
+                    cost = _errors_of_two(sc0, cnt0, K) + pen
                     if cost < best0 - tol:
                         best0 = cost
-                        code0 = offsets[g] + last[s]
-                    resume[0] = scan[0, K + 1] + max(cost - best0, 0.0) + tol
-                else:
+                        code0 = offsets[g] + last0
+                    resume0 = w0 + max(cost - best0, 0.0) + tol
+                sc0[lg[i]] += w
+                n0 += 1.0
+                w0 += w
+                last0 = rk
+            else:
+                if rk != last1 and w1 > resume1 and n1 >= min_rows and rows1 - n1 >= min_rows:
+                    cost = _errors_of_two(sc1, cnt1, K) + pen
                     if cost < best1 - tol:
                         best1 = cost
-                        code1 = offsets[g] + last[s]
-                    resume[1] = scan[1, K + 1] + max(cost - best1, 0.0) + tol
-            scan[s, lg[i]] += wg[i]
-            scan[s, K] += 1.0
-            scan[s, K + 1] += wg[i]
-            last[s] = rk
+                        code1 = offsets[g] + last1
+                    resume1 = w1 + max(cost - best1, 0.0) + tol
+                sc1[lg[i]] += w
+                n1 += 1.0
+                w1 += w
+                last1 = rk
     return best0, code0, best1, code1
 
 
