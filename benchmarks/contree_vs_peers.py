@@ -25,12 +25,11 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import statistics
 import sys
 import time
 from pathlib import Path
 
-from _peers import data_folder, installed, run_worker
+from _peers import Table, data_folder, installed, run_worker
 
 SOLVERS = ("odtmip", "pycontree", "dp")
 
@@ -125,56 +124,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{s}: not installed, skipped")
     if "odtmip" in solvers:
         print(f"odtmip ConTree JIT compile (fresh, numba disk cache off): {fresh_compile_seconds():.1f} s")
-    ratios: dict[int, list[float]] = {d: [] for d in args.depths}
+    table = Table("pycontree", 1e-3, width=13)
     header = f"{'dataset':<12}{'n':>7}{'d':>3}  " + "".join(f"{s + ' s':>13}{'MB':>7}" for s in solvers)
     header += f"{'errors':>9}{'ratio':>8}"
     print(header)
     print("-" * len(header))
-    disagreements, load_times = [], []
     for name in names:
         if name not in splits:
             print(f"{name}: no train split in quantbnb_splits.csv, skipped")
             continue
         path, rows = splits[name]
         for depth in args.depths:
-            results = {s: run_worker(__file__, s, [str(path), str(rows), str(depth), str(args.time_limit),
-                                                   str(args.dp_cells)], args.time_limit) for s in solvers}
-            cells, errors = [], set()
-            for s in solvers:
-                r = results[s]
-                if "error" in r:
-                    cells.append(f"{r['error'][:12]:>13}{'':>7}")
-                    continue
-                mark = "" if r["optimal"] else "*"
-                cells.append(f"{r['seconds']:>12.3f}{mark or ' '}{r['max_rss_mb']:>7.0f}")
-                if r["optimal"]:
-                    errors.add(r["errors"])
-                if "load_seconds" in r:
-                    load_times.append(r["load_seconds"])
-            ratio = ""
-            a, b = results.get("odtmip", {}), results.get("pycontree", {})
-            if a.get("optimal") and b.get("optimal"):
-                q = a["seconds"] / max(b["seconds"], 1e-3)
-                ratios[depth].append(q)
-                ratio = f"{q:.2f}"
-            err = "/".join(f"{e:g}" for e in sorted(errors)) if errors else "-"
-            if len(errors) > 1:
-                disagreements.append((name, depth, results))
-                err += " !"
-            print(f"{name:<12}{rows:>7}{depth:>3}  " + "".join(cells) + f"{err:>9}{ratio:>8}", flush=True)
-    print()
-    for depth in args.depths:
-        if ratios[depth]:
-            print(f"depth {depth}: median time ratio odtmip/pycontree = {statistics.median(ratios[depth]):.2f}, "
-                  f"max {max(ratios[depth]):.2f} over {len(ratios[depth])} datasets")
-    if load_times:
-        print(f"odtmip kernel load per worker (numba disk cache): median {statistics.median(load_times):.2f} s")
-    print("* = time limit reached (not proven optimal); MB = peak RSS of the worker process; "
-          "ratio = odtmip / pycontree (times below 1 ms count as 1 ms)")
-    if disagreements:
-        print("OPTIMA DISAGREE:")
-        for name, depth, results in disagreements:
-            print(f"  {name} depth {depth}: {results}")
+            table.add(f"{name:<12}{rows:>7}", depth, {s: run_worker(__file__, s, [
+                str(path), str(rows), str(depth), str(args.time_limit), str(args.dp_cells)], args.time_limit)
+                for s in solvers})
+    table.summary()
     return 0
 
 
