@@ -68,7 +68,7 @@ from odtmip.dp.solver import (
     tie_tolerance,
     verify_tree,
 )
-from odtmip.exceptions import OptionError, VerificationError
+from odtmip.exceptions import OptionError, ResourceError, VerificationError
 from odtmip.results import SolveResult, Status
 from odtmip.tree import Split, branch, leaf
 
@@ -426,8 +426,21 @@ def solve_numeric(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | 
     return res
 
 
+#: Largest binary matrix (rows x columns, one byte each) :func:`midpoint_columns` builds.
+MAX_MIDPOINT_CELLS = 2 * 10**8
+
+
 def midpoint_columns(dataset: Dataset) -> Dataset:
-    """``dataset`` with every numeric column encoded by its midpoints (``x > t``), the other binary columns kept."""
+    """``dataset`` with every numeric column encoded by its midpoints (``x > t``), the other binary columns kept.
+
+    A :class:`~odtmip.exceptions.ResourceError` when that matrix would exceed :data:`MAX_MIDPOINT_CELLS` bytes.
+    """
+    features = ordered_features(dataset)
+    cells = dataset.n_samples * features.n_splits
+    if cells > MAX_MIDPOINT_CELLS:
+        raise ResourceError(f"the DP on every midpoint would need {features.n_splits} binary columns for "
+                            f"{dataset.n_samples} rows ({cells / 1e9:.1f} GB); drop max_nodes / leaf_penalty / "
+                            f"options (then ConTree solves it) or use numeric='buckets' (--numeric buckets)")
     columns = []
     for g, group in enumerate(dataset.groups):
         if group.kind not in NUMERIC_KINDS:

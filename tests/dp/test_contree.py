@@ -203,3 +203,14 @@ def test_default_dp_searches_every_threshold_and_buckets_stay_a_choice():
     assert limited.objective == solve(Dataset(X.iloc[:80, :3], y[:80], numeric="thresholds"), "dp", max_depth=2,
                                       max_nodes=2).objective
     assert "every midpoint" in limited.stats["split_space"]
+
+
+def test_midpoint_columns_refuse_a_matrix_too_large(monkeypatch):
+    from odtmip import solve
+    from odtmip.dp import contree
+    from odtmip.exceptions import ResourceError
+
+    monkeypatch.setattr(contree, "MAX_MIDPOINT_CELLS", 100)
+    ds = Dataset(np.arange(40.0).reshape(20, 2), [0, 1] * 10)
+    with pytest.raises(ResourceError, match="38 binary columns for 20 rows"):
+        solve(ds, "dp", max_depth=2, max_nodes=2)
