@@ -895,6 +895,9 @@ def _dp_problem(data: Dataset, max_depth: int, options: BinOCTOptions) -> DPProb
     """:func:`dp_equivalent` at depth K; W x loss = DP objective + lambda W (:func:`dp_objective_to_loss`)."""
     derived, penalty = dp_equivalent(data, options)
     weight = float(data.weights.sum())
+    if options.thresholds == "all":  # every midpoint and level: ConTree's splits, without a column per midpoint
+        return DPProblem(data, max_depth, max_depth, penalty=penalty, offset=options.leaf_penalty * weight,
+                         scale=weight, solver="contree")
     return DPProblem(derived, max_depth, max_depth, penalty=penalty, offset=options.leaf_penalty * weight,
                      scale=weight)
 
