@@ -96,6 +96,9 @@ class ContreeOptions:
         rebuild the tree).
     upper_bound : bool
         Solve the children under upper bounds (the larger child first, the hybrid bound for the smaller one).
+    sort_features : bool
+        Search the features in the order of their best single split's error on the whole data (the authors'
+        ``sort_gini`` in spirit): a good incumbent early lets the bounds prune more.
     """
 
     depth_two: bool = True
@@ -104,6 +107,7 @@ class ContreeOptions:
     subinterval: bool = True
     cache: bool = True
     upper_bound: bool = True
+    sort_features: bool = True
 
 
 @dataclass
@@ -120,6 +124,26 @@ class OrderedFeatures:
         """Feature and rank of split ``code`` (rows of larger rank go right)."""
         f = int(np.searchsorted(self.offsets, code, side="right")) - 1
         return f, int(code - self.offsets[f])
+
+    def reordered(self, order: np.ndarray) -> OrderedFeatures:
+        """The same split space with the features in ``order``."""
+        sizes = np.diff(np.append(self.offsets, self.n_splits))[order]
+        offsets = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+        return OrderedFeatures(np.ascontiguousarray(self.ranks[order]), offsets, [self.tests[f] for f in order],
+                               self.n_splits, self.numeric)
+
+    def stump_errors(self, labels: np.ndarray, weights: np.ndarray, n_classes: int) -> np.ndarray:
+        """Per feature, the least weighted error of one split of it with two leaves."""
+        onehot = np.zeros((len(labels), n_classes))
+        onehot[np.arange(len(labels)), labels] = weights
+        out = np.zeros(len(self.ranks))
+        for f, r in enumerate(self.ranks):
+            o = np.argsort(r, kind="stable")
+            left = np.cumsum(onehot[o], axis=0)[:-1]
+            right = left[-1] + onehot[o[-1]] - left
+            err = left.sum(1) - left.max(1) + right.sum(1) - right.max(1)
+            out[f] = err[r[o][1:] != r[o][:-1]].min()
+        return out
 
     def split(self, code: int) -> Split:
         """The raw split of ``code`` (made on demand: a numeric column has a split per midpoint)."""
@@ -228,6 +252,9 @@ class ContreeSolver:
         self._labels = np.ascontiguousarray(dataset.y, dtype=np.int64)
         self._weights = np.ascontiguousarray(dataset.weights, dtype=np.float64)
         self._K = dataset.n_classes
+        if self.options.sort_features and len(self.features.ranks) > 1:
+            errors = self.features.stump_errors(self._labels, self._weights, self._K)
+            self.features = self.features.reordered(np.argsort(errors, kind="stable"))
         self._tol = tie_tolerance(self._weights, self.penalty, self._K)
 
     def split_space(self) -> str:
