@@ -205,6 +205,7 @@ def best_stumps(offsets, work, prm, level, m):
         for i in range(m):
             rk = vg[i]
             w = wg[i]
+            # the two sides are written out, not indexed by the side: their state then stays in registers
             if side[rg[i]] == 0:
                 if rk != last0 and w0 > resume0 and n0 >= min_rows and rows0 - n0 >= min_rows:
                     cost = _errors_of_two(sc0, cnt0, K) + pen
