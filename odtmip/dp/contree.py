@@ -119,6 +119,7 @@ class OrderedFeatures:
     tests: list  # per feature: (raw column, its midpoints) of a numeric column, or the Split of a binary column
     n_splits: int  # number of split codes
     numeric: int  # number of numeric columns among the features
+    order: np.ndarray  # int64 (F, n): the rows sorted by each feature's rank (stable)
 
     def decode(self, code: int) -> tuple[int, int]:
         """Feature and rank of split ``code`` (rows of larger rank go right)."""
@@ -130,15 +131,14 @@ class OrderedFeatures:
         sizes = np.diff(np.append(self.offsets, self.n_splits))[order]
         offsets = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
         return OrderedFeatures(np.ascontiguousarray(self.ranks[order]), offsets, [self.tests[f] for f in order],
-                               self.n_splits, self.numeric)
+                               self.n_splits, self.numeric, np.ascontiguousarray(self.order[order]))
 
     def stump_errors(self, labels: np.ndarray, weights: np.ndarray, n_classes: int) -> np.ndarray:
         """Per feature, the least weighted error of one split of it with two leaves."""
         onehot = np.zeros((len(labels), n_classes))
         onehot[np.arange(len(labels)), labels] = weights
         out = np.zeros(len(self.ranks))
-        for f, r in enumerate(self.ranks):
-            o = np.argsort(r, kind="stable")
+        for f, (r, o) in enumerate(zip(self.ranks, self.order, strict=True)):
             left = np.cumsum(onehot[o], axis=0)[:-1]
             right = left[-1] + onehot[o[-1]] - left
             err = left.sum(1) - left.max(1) + right.sum(1) - right.max(1)
@@ -184,7 +184,8 @@ def ordered_features(dataset: Dataset) -> OrderedFeatures:
             n_splits += 1
     n = dataset.n_samples
     R = np.ascontiguousarray(np.array(ranks, dtype=np.int64).reshape(len(ranks), n))
-    return OrderedFeatures(R, np.array(offsets, dtype=np.int64), tests, n_splits, numeric)
+    order = np.argsort(R, axis=1, kind="stable") if len(R) else np.zeros((0, n), dtype=np.int64)
+    return OrderedFeatures(R, np.array(offsets, dtype=np.int64), tests, n_splits, numeric, order)
 
 
 def _table_sizes(words: int) -> tuple[int, int]:
@@ -302,7 +303,7 @@ class ContreeSolver:
         while True:
             work = new_work(d, F, n, self._K)
             for f in range(F):
-                work.rows[0, f] = np.argsort(self.features.ranks[f], kind="stable")
+                work.rows[0, f] = self.features.order[f]
                 work.vals[0, f] = self.features.ranks[f, work.rows[0, f]]
             if F == 0:
                 work.rows[0, 0, :] = np.arange(n)
