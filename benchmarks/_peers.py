@@ -61,3 +61,60 @@ def fresh_compile_seconds() -> float:
     env = dict(os.environ, ODTMIP_NUMBA_CACHE="0")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     return float(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else float("nan")
+
+
+
+class Table:
+    """The printed comparison: one row per run set (label, depth), then medians of the time ratio odtmip / ``peer``.
+
+    Each row has every solver's time (``*``: not finished, a failed run shows the start of its error) and peak
+    memory, the optima of the finished runs (``!`` when they disagree) and the ratio when both finished (times
+    below ``floor`` count as ``floor``).
+    """
+
+    def __init__(self, peer: str, floor: float, width: int = 11):
+        self.peer, self.floor, self.width = peer, floor, width
+        self.ratios: dict[int, list[float]] = {}
+        self.load_times: list[float] = []
+        self.disagreements: list = []
+
+    def add(self, label: str, depth: int, results: dict[str, dict]) -> None:
+        w = self.width
+        cells, errors = [], set()
+        for r in results.values():
+            if "error" in r:
+                cells.append(f"{r['error'][:w - 1]:>{w}}{'':>7}")
+                continue
+            cells.append(f"{r['seconds']:>{w - 1}.3f}{' ' if r['optimal'] else '*'}{r['max_rss_mb']:>7.0f}")
+            if r["optimal"]:
+                errors.add(r["errors"])
+            if "load_seconds" in r:
+                self.load_times.append(r["load_seconds"])
+        a, b = results.get("odtmip", {}), results.get(self.peer, {})
+        ratio = ""
+        if a.get("optimal") and b.get("optimal"):
+            q = a["seconds"] / max(b["seconds"], self.floor)
+            self.ratios.setdefault(depth, []).append(q)
+            ratio = f"{q:.2f}"
+        err = "/".join(f"{e:g}" for e in sorted(errors)) if errors else "-"
+        if len(errors) > 1:
+            self.disagreements.append((label, depth, results))
+            err += " !"
+        print(f"{label}{depth:>3}  " + "".join(cells) + f"{err:>9}{ratio:>8}", flush=True)
+
+    def summary(self) -> None:
+        import statistics
+
+        print()
+        for depth, qs in sorted(self.ratios.items()):
+            print(f"depth {depth}: median time ratio odtmip/{self.peer} = {statistics.median(qs):.2f}, "
+                  f"max {max(qs):.2f} over {len(qs)} datasets")
+        if self.load_times:
+            load = statistics.median(self.load_times)
+            print(f"odtmip kernel load per worker (numba disk cache): median {load:.2f} s")
+        print(f"* = time limit reached (not proven optimal); MB = peak RSS of the worker process; times below "
+              f"{self.floor:g} s count as {self.floor:g} s in the ratio")
+        if self.disagreements:
+            print("OPTIMA DISAGREE:")
+            for label, depth, results in self.disagreements:
+                print(f"  {label.strip()} depth {depth}: {results}")

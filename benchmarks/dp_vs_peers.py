@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import time
 import warnings
 from pathlib import Path
 
-from _peers import data_folder, dataset_path, fresh_compile_seconds, installed, run_worker
+from _peers import Table, data_folder, dataset_path, fresh_compile_seconds, installed, run_worker
 
 DEFAULT_DATASETS = [
     "anneal", "audiology", "australian-credit", "breast-wisconsin", "diabetes", "german-credit",
@@ -116,55 +115,19 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{s}: not installed, skipped")
     if "odtmip" in solvers:
         print(f"odtmip JIT compile (fresh, numba disk cache off): {fresh_compile_seconds():.1f} s")
-    ratios: dict[int, list[float]] = {d: [] for d in args.depths}
-    header = f"{'dataset':<20}{'d':>2}  " + "".join(f"{s + ' s':>11}{'MB':>7}" for s in solvers)
+    table = Table("streed", 1e-6)
+    header = f"{'dataset':<20}{'d':>3}  " + "".join(f"{s + ' s':>11}{'MB':>7}" for s in solvers)
     header += f"{'errors':>9}{'ratio':>8}"
     print(header)
     print("-" * len(header))
-    disagreements = []
-    load_times = []
     for name in args.datasets:
         path = dataset_path(folder, name)
         if path is None:
             print(f"{name}: not found in {folder / 'binary'}")
             continue
         for depth in args.depths:
-            results = {s: run(s, path, depth, args.time_limit) for s in solvers}
-            cells, errors = [], set()
-            for s in solvers:
-                r = results[s]
-                if "error" in r:
-                    cells.append(f"{'ERR':>11}{'':>7}")
-                    continue
-                mark = "" if r["optimal"] else "*"
-                cells.append(f"{r['seconds']:>10.3f}{mark or ' '}{r['max_rss_mb']:>7.0f}")
-                if r["optimal"]:
-                    errors.add(r["errors"])
-                if "load_seconds" in r:
-                    load_times.append(r["load_seconds"])
-            ratio = ""
-            a, b = results.get("odtmip", {}), results.get("streed", {})
-            if a.get("optimal") and b.get("optimal"):
-                q = a["seconds"] / max(b["seconds"], 1e-6)
-                ratios[depth].append(q)
-                ratio = f"{q:.2f}"
-            err = "/".join(f"{e:g}" for e in sorted(errors)) if errors else "-"
-            if len(errors) > 1:
-                disagreements.append((name, depth, results))
-                err += " !"
-            print(f"{name:<20}{depth:>2}  " + "".join(cells) + f"{err:>9}{ratio:>8}", flush=True)
-    print()
-    for depth in args.depths:
-        if ratios[depth]:
-            print(f"depth {depth}: median time ratio odtmip/STreeD = {statistics.median(ratios[depth]):.2f} "
-                  f"over {len(ratios[depth])} datasets")
-    if load_times:
-        print(f"odtmip kernel load per worker (numba disk cache): median {statistics.median(load_times):.2f} s")
-    print("* = time limit reached (not proven optimal); MB = peak RSS of the worker process")
-    if disagreements:
-        print("OPTIMA DISAGREE:")
-        for name, depth, results in disagreements:
-            print(f"  {name} depth {depth}: {results}")
+            table.add(f"{name:<20}", depth, {s: run(s, path, depth, args.time_limit) for s in solvers})
+    table.summary()
     return 0
 
 

@@ -30,8 +30,8 @@ from fractions import Fraction
 import numpy as np
 
 import odtmip
-from odtmip.datasets import load
 from odtmip.check import dp_problem
+from odtmip.datasets import load
 from odtmip.dp.pareto import ParetoSolver
 from odtmip.metrics import Confusion
 

@@ -15,7 +15,9 @@ How a raw column is encoded
   its subsets would memorise the rows. Levels that differ only in surrounding whitespace are an error too.
 * **Other numeric columns**, by ``numeric``:
 
-  - ``"buckets"`` (default): quantile buckets, deciles unless ``n_buckets`` says otherwise, as in Günlük et
+  - ``"auto"`` (default): binary columns as for ``"buckets"``; the dynamic programs search every threshold of the
+    raw column instead (:func:`odtmip.dp.solve_numeric`), the MIP models use the buckets.
+  - ``"buckets"``: quantile buckets, deciles unless ``n_buckets`` says otherwise, as in Günlük et
     al.; one indicator per bucket, an ordered group (kind ``ordinal``). Cut points are data values; bucket b
     holds ``edges[b-1] < x <= edges[b]``. A column with few distinct values gets one bucket per value.
   - ``"thresholds"``: features ``x > t`` (kind ``thresholds``) for every midpoint ``t`` between consecutive
@@ -40,7 +42,7 @@ from odtmip.exceptions import DataError, OptionError, ResourceError
 from odtmip.options import MEMORY_LIMIT
 from odtmip.tree import MISSING, Split
 
-NUMERIC_ENCODINGS = ("buckets", "thresholds")
+NUMERIC_ENCODINGS = ("auto", "buckets", "thresholds")
 
 #: A categorical column with more levels than this and than half the rows is taken for an identifier.
 MAX_LEVELS = 10
@@ -79,8 +81,8 @@ class Binarizer:
     ----------
     categorical : sequence of str, optional
         Columns to treat as categorical whatever their dtype.
-    numeric : {"buckets", "thresholds"}
-        Encoding of numeric columns that are not 0/1.
+    numeric : {"auto", "buckets", "thresholds"}
+        Encoding of numeric columns that are not 0/1 (``auto``: buckets, see the module docstring).
     n_buckets : int
         Number of quantile buckets (``numeric="buckets"``); 10 gives deciles.
     n_thresholds : int, optional
@@ -89,7 +91,7 @@ class Binarizer:
         Accept categorical columns that look like identifiers (see the module docstring).
     """
 
-    def __init__(self, categorical: Sequence[str] | None = None, numeric: str = "buckets",
+    def __init__(self, categorical: Sequence[str] | None = None, numeric: str = "auto",
                  n_buckets: int = 10, n_thresholds: int | None = None, allow_many_levels: bool = False):
         if numeric not in NUMERIC_ENCODINGS:
             raise OptionError(f"numeric encoding must be one of {NUMERIC_ENCODINGS}, got {numeric!r}")
@@ -147,7 +149,7 @@ class Binarizer:
         present = v[~missing]
         if x.dtype == bool or np.isin(present, (0.0, 1.0)).all():
             self._add_group(c, name, "binary", [(name, Split("binary", (c,)))])
-        elif self.numeric == "buckets":
+        elif self.numeric in ("auto", "buckets"):
             edges = quantile_edges(present, self.n_buckets)
             members = [(f"{name} in {_bucket_text(edges, b)}", Split("bins", (c,), edges=edges, bins=(b,)))
                        for b in range(len(edges) + 1)]

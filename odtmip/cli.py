@@ -107,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_option(fit, "--penalty", "penalty", "A")
     _add_option(fit, "--time-limit", "time_limit", "S")
     _add_two_class_options(fit)
+    _add_option(fit, "--max-gap", "max_gap", "G")
     _add_model_options(fit)
     fit.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     fit.add_argument("--log", action="store_true", help="stream the solver's log to stderr")
@@ -173,9 +174,10 @@ def _add_data_options(p: argparse.ArgumentParser) -> None:
                         "(default: an error, as for an ID column)")
     g.add_argument("--format", choices=["csv", "arff", "dl85", "txt"], help="file format (default: from the name)")
     g.add_argument("--data-dir", help="benchmark data folder (default: $ODTMIP_DATA or ../shared/datasets)")
-    g.add_argument("--numeric", choices=["buckets", "thresholds"], default="buckets",
-                   help="encoding of numeric columns (default: buckets = deciles); a column with missing values "
-                        "also gets an 'is missing' column")
+    g.add_argument("--numeric", choices=["auto", "buckets", "thresholds"], default="auto",
+                   help="encoding of numeric columns: auto (default) = the dp searches every threshold, the MIP "
+                        "models use deciles; buckets = deciles for every solver; thresholds = every midpoint as a "
+                        "binary column; a column with missing values also gets an 'is missing' column")
     g.add_argument("--n-buckets", type=int, default=10, help="quantile buckets per numeric column (default: 10)")
 
 
@@ -213,7 +215,7 @@ def _solver_options(args, solver: str) -> dict:
     """The solver options given on the command line (and the default depth), checked for ``solver``; with
     ``--log`` a MIP solver also gets HiGHS settings that echo its log."""
     given = {name: value for name, value in vars(args).items() if name in _ALL_OPTIONS and name != "positive"}
-    if args.log and solver != "dp":
+    if args.log and solver not in ("dp", "contree"):
         given["highs"] = HighsOptions(log=True)
     return validate(solver, **given)
 
@@ -255,6 +257,7 @@ def result_record(result: SolveResult, data: Dataset) -> dict:
         "n_features": data.n_features,
         "n_binary_features": data.n_binary,
         "encoding": data.encoder.describe(),
+        "split_space": result.stats.get("split_space", "the binary columns of the encoding"),
         "depth": None if tree is None else tree.depth,
         "n_branch_nodes": None if tree is None else tree.n_branch_nodes,
         "n_leaves": None if tree is None else tree.n_leaves,
@@ -294,6 +297,7 @@ def _cmd_fit(args) -> int:
     if result.tree is not None:
         print(result.tree.to_text())
     print(f"solver: {record['solver']}  status: {record['status']}  time: {result.seconds:.3f} s")
+    print(f"optimal over: {record['split_space']}")
     if result.tree is not None:
         print(f"training accuracy: {record['accuracy']:.4f}  "
               f"misclassifications: {record['misclassifications']:g} of {data.n_samples}  "

@@ -47,8 +47,9 @@ class Dataset:
         Names for the columns of an array ``X``.
     categorical : sequence of str, optional
         Columns to treat as categorical whatever their dtype.
-    numeric : {"buckets", "thresholds"}
-        Encoding of numeric columns that are not 0/1 (see :mod:`odtmip.binarize`).
+    numeric : {"auto", "buckets", "thresholds"}
+        Encoding of numeric columns that are not 0/1 (see :mod:`odtmip.binarize`). ``auto`` (default): quantile
+        buckets for the MIP models, every threshold for the DP (:attr:`every_threshold`).
     n_buckets, n_thresholds : int
         Parameters of that encoding.
     force_classification : bool
@@ -73,7 +74,7 @@ class Dataset:
     """
 
     def __init__(self, X, y, sample_weight=None, *, feature_names: Sequence[str] | None = None,
-                 categorical: Sequence[str] | None = None, numeric: str = "buckets", n_buckets: int = 10,
+                 categorical: Sequence[str] | None = None, numeric: str = "auto", n_buckets: int = 10,
                  n_thresholds: int | None = None, force_classification: bool = False,
                  allow_many_levels: bool = False):
         name = y.name if isinstance(y, pd.Series) else None
@@ -113,6 +114,12 @@ class Dataset:
         return [self.feature_names[g.column] for g in self.groups if g.kind == "missing"]
 
     @property
+    def every_threshold(self) -> bool:
+        """True when the DP should search every threshold of the numeric columns (``numeric="auto"``) rather than
+        their binary columns (an explicit ``"buckets"`` or ``"thresholds"``)."""
+        return self.encoder.numeric == "auto" and any(g.kind == "ordinal" for g in self.groups)
+
+    @property
     def columns(self) -> list[BinaryColumn]:
         """The binary columns, each with the raw split it encodes."""
         return self.encoder.columns_
@@ -144,6 +151,8 @@ class Dataset:
         new = copy.copy(self)
         new.encoder = copy.copy(self.encoder)
         new.encoder.columns_ = list(columns)
+        if new.encoder.numeric == "auto":  # the given columns are the split space (see every_threshold)
+            new.encoder.numeric = "buckets"
         new.Xb = new.encoder.transform(self.X)
         return new
 

@@ -36,8 +36,8 @@ import numpy as np
 
 from odtmip.exceptions import OptionError
 
-__all__ = ["DP_OPTIONS", "MEMORY_LIMIT", "MIN_LEAF", "OPTIONS", "REQUIRED", "TIME_LIMIT", "Boolean", "Choices",
-           "Instance", "Interval", "Option", "defaults", "mip_options", "options_of", "physical_memory_gib",
+__all__ = ["CONTREE_OPTIONS", "DP_OPTIONS", "MEMORY_LIMIT", "MIN_LEAF", "OPTIONS", "REQUIRED", "TIME_LIMIT", "Boolean",
+           "Choices", "Instance", "Interval", "Option", "defaults", "mip_options", "options_of", "physical_memory_gib",
            "validate"]
 
 
@@ -247,6 +247,20 @@ DP_OPTIONS: tuple[Option, ...] = (
            "front-search technique switches (none changes the front)"),
 )
 
+#: The options of ConTree (``odtmip.dp.solve_contree``).
+CONTREE_OPTIONS: tuple[Option, ...] = (
+    Option("max_depth", (Interval(int, 0, 20),), 3, None,
+           "largest number of branch nodes on a root-to-leaf path (0: a single leaf)"),
+    MIN_LEAF,
+    Option("penalty", (Interval(float, 0),), 0.0, None,
+           "cost per branch node added to the (weighted) misclassifications"),
+    TIME_LIMIT,
+    Option("max_gap", (Interval(float, 0, 1, "left"),), 0.0, None,
+           "relative gap g: the tree costs at most 1/(1-g) times the optimum (0: exact)"),
+    Option("options", (Instance("odtmip.dp.contree:ContreeOptions"),), None, "the default ContreeOptions()",
+           "search technique switches (none changes the optimum)"),
+)
+
 
 class _Declarations(Mapping):
     """``{solver: its options}``: the DP's and every registered formulation's, read from the registry on first
@@ -255,7 +269,7 @@ class _Declarations(Mapping):
     def _table(self) -> dict[str, tuple[Option, ...]]:
         from odtmip.models import FORMULATIONS
 
-        return {"dp": DP_OPTIONS, **{name: f.options for name, f in FORMULATIONS.items()}}
+        return {"dp": DP_OPTIONS, "contree": CONTREE_OPTIONS, **{name: f.options for name, f in FORMULATIONS.items()}}
 
     def __getitem__(self, solver: str) -> tuple[Option, ...]:
         return self._table()[solver]

@@ -35,18 +35,21 @@ class SolverSpec:
         return getattr(importlib.import_module(module), func)
 
 
-_DP = SolverSpec("dp", "odtmip.dp:solve_dp", "MurTree-style dynamic programming on binary columns (exact, anytime)")
+_DP = SolverSpec("dp", "odtmip.dp:solve_numeric",
+                 "dynamic programming: MurTree on binary columns, ConTree on every threshold of numeric columns")
+_CONTREE = SolverSpec("contree", "odtmip.dp:solve_contree",
+                      "ConTree: DP over every threshold of the numeric columns (exact, anytime)")
 
 
 class _Solvers(Mapping):
-    """``{name: SolverSpec}``: the DP, then every registered MIP formulation (its ``solve_<name>``)."""
+    """``{name: SolverSpec}``: the DP, ConTree, then every registered MIP formulation (its ``solve_<name>``)."""
 
     def _table(self) -> dict[str, SolverSpec]:
         from odtmip.models import FORMULATIONS
 
         mips = {name: SolverSpec(name, f"{f.solve.__module__}:{f.solve.__name__}", f.summary)
                 for name, f in FORMULATIONS.items()}
-        return {"dp": _DP, **mips}
+        return {"dp": _DP, "contree": _CONTREE, **mips}
 
     def __getitem__(self, name: str) -> SolverSpec:
         return self._table()[name]

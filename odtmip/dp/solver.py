@@ -792,17 +792,23 @@ class DPSolver:
         return self._leaf(self._root), leaf_value
 
     def _verify(self, tree: Tree, value: float, d: int, n: int) -> None:
-        """Check ``tree`` against the DP's ``value`` (errors + penalty x branch nodes), the limits and min_leaf."""
-        objective = self.dataset.misclassifications(tree) + self.penalty * tree.n_branch_nodes
-        if not is_close(objective, value):
-            raise VerificationError(f"DP objective {value!r} but the rebuilt tree scores {objective!r}")
-        if tree.depth > d or tree.n_branch_nodes > n:
-            raise VerificationError(f"rebuilt tree has depth {tree.depth} and {tree.n_branch_nodes} branch nodes; "
-                                    f"limits are {d} and {n}")
-        sizes = np.bincount(tree.apply(self.dataset.X), minlength=tree.n_nodes)
-        small = [i for i, node in enumerate(tree.nodes) if node.is_leaf and 0 < sizes[i] < self.min_leaf]
-        if small:
-            raise VerificationError(f"leaves {small} hold fewer than min_leaf={self.min_leaf} rows")
+        verify_tree(self.dataset, tree, value, self.penalty, self.min_leaf, d, n)
+
+
+def verify_tree(dataset: Dataset, tree: Tree, value: float, penalty: float, min_leaf: int, depth: int,
+                nodes: int) -> None:
+    """Check a search's ``tree`` against its ``value`` (errors + penalty x branch nodes, recomputed by routing
+    ``dataset``), the limits ``depth`` and ``nodes`` and ``min_leaf``; :class:`VerificationError` if not."""
+    objective = dataset.misclassifications(tree) + penalty * tree.n_branch_nodes
+    if not is_close(objective, value):
+        raise VerificationError(f"search objective {value!r} but the rebuilt tree scores {objective!r}")
+    if tree.depth > depth or tree.n_branch_nodes > nodes:
+        raise VerificationError(f"rebuilt tree has depth {tree.depth} and {tree.n_branch_nodes} branch nodes; "
+                                f"limits are {depth} and {nodes}")
+    sizes = np.bincount(tree.apply(dataset.X), minlength=tree.n_nodes)
+    small = [i for i, node in enumerate(tree.nodes) if node.is_leaf and 0 < sizes[i] < min_leaf]
+    if small:
+        raise VerificationError(f"leaves {small} hold fewer than min_leaf={min_leaf} rows")
 
 
 def solve_dp(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | None = None, min_leaf: int = 1,

@@ -974,6 +974,9 @@ def _dp_problem(data: Dataset, max_depth: int, options: BinOCTOptions) -> DPProb
     if two_class:  # the loss is the DP's objective, the missed weight under the target
         return DPProblem(derived, max_depth, max_depth, two_class=two_class)
     weight = float(data.weights.sum())
+    if options.thresholds == "all":  # every midpoint and level: ConTree's splits, without a column per midpoint
+        return DPProblem(data, max_depth, max_depth, penalty=penalty, offset=options.leaf_penalty * weight,
+                         scale=weight, solver="contree")
     return DPProblem(derived, max_depth, max_depth, penalty=penalty, offset=options.leaf_penalty * weight,
                      scale=weight)
 

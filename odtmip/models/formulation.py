@@ -28,7 +28,7 @@ from typing import Any
 
 from odtmip.data import Dataset
 from odtmip.exceptions import OptionError
-from odtmip.options import MEMORY_LIMIT  # the default of every solver, declared with the options
+from odtmip.options import MEMORY_LIMIT, options_of  # MEMORY_LIMIT: the default of every solver
 from odtmip.tree import Tree
 
 
@@ -45,7 +45,9 @@ def merge_options(cls, options, values: dict, model: str):
 class DPProblem:
     """A DP problem that a MIP model is started from or checked against, described (not solved).
 
-    ``data`` holds the model's candidate splits as binary columns (and its weights); every tree of depth <=
+    ``data`` holds the model's candidate splits as binary columns (and its weights), solved by the solver named
+    ``solver``; with ``"contree"`` the splits are every midpoint of ``data``'s numeric columns and its other binary
+    columns (the same problem, without building a column per midpoint); every tree of depth <=
     ``shallow`` fits the model and every tree of the model has depth <= ``deep``; ``exact`` is False when the DP
     sees only part of the model's splits (then only model <= DP(shallow) is implied). The model's objective of a
     tree is ``(DP objective + offset) / scale``. ``two_class`` holds the DP's two-class options (a metric, a
@@ -61,6 +63,7 @@ class DPProblem:
     offset: float = 0.0
     scale: float = 1.0
     two_class: Mapping = field(default_factory=dict)
+    solver: str = "dp"
 
     @property
     def depths(self) -> list[int]:
@@ -78,7 +81,8 @@ class DPProblem:
         """Solve it with the DP at ``depth`` (through :func:`odtmip.solve`, one floor above both engines)."""
         from odtmip.solvers import solve
 
-        return solve(self.data, "dp", **self.dp_options(depth), time_limit=time_limit, memory_limit=memory_limit)
+        given = {"memory_limit": memory_limit} if "memory_limit" in options_of(self.solver) else {}
+        return solve(self.data, self.solver, **self.dp_options(depth), time_limit=time_limit, **given)
 
 
 # Peak resident memory of one solve per nonzero, row and column of the model as handed to HiGHS: the Pyomo model

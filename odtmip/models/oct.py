@@ -1088,14 +1088,18 @@ def _make_options(max_depth, options, values) -> OCTOptions:
 
 
 def _dp_starts(data: Dataset, max_depth: int, options: OCTOptions) -> list[DPProblem]:
-    """:func:`dp_equivalent` at depth D: OCT's own optimum, and for OCT-H the best axis-aligned tree it can
-    represent (an upper bound); nothing when no column has a threshold (HiGHS finds the single leaf)."""
+    """:func:`dp_equivalent` at depth D: OCT's own optimum (solved by ConTree on the raw columns), and for OCT-H
+    the best axis-aligned tree it can represent (an upper bound); nothing when no column has a threshold (HiGHS
+    finds the single leaf)."""
     derived, penalty, min_leaf = dp_equivalent(data, options)
     if derived.n_binary == 0 or rates.constrained(options) and min_leaf > 1:
         return []
-    derived, two_class = rates.dp_view(data, derived, options)
-    return [DPProblem(derived, max_depth, max_depth, exact=False, penalty=penalty, min_leaf=min_leaf,
-                      two_class=two_class)]
+    view, two_class = rates.dp_view(data, derived, options)
+    if options.hyperplanes or two_class:  # OCT-H's representable thresholds; a target: the front on the columns
+        return [DPProblem(view, max_depth, max_depth, exact=False, penalty=penalty, min_leaf=min_leaf,
+                          two_class=two_class)]
+    raw, _ = rates.dp_view(data, data, options)  # a class weight: as row weights
+    return [DPProblem(raw, max_depth, max_depth, exact=False, penalty=penalty, min_leaf=min_leaf, solver="contree")]
 
 
 def _dp_problem(data: Dataset, max_depth: int, options: OCTOptions) -> DPProblem:
@@ -1105,12 +1109,16 @@ def _dp_problem(data: Dataset, max_depth: int, options: OCTOptions) -> DPProblem
         raise OptionError("OCT-H has no DP equivalent (hyperplane splits); check the axis-aligned OCT")
     derived, penalty, min_leaf = dp_equivalent(data, options)
     exact = not prepare(data, options).floored
-    derived, two_class = rates.dp_view(data, derived, options)
+    view, two_class = rates.dp_view(data, derived, options)
     if two_class:  # the loss is the DP's objective, the missed weight under the target
         if min_leaf > 1:
             raise OptionError("the DP's sensitivity/specificity targets have no minimum leaf size (N_min)")
-        return DPProblem(derived, max_depth, max_depth, exact, two_class=two_class)
-    return DPProblem(derived, max_depth, max_depth, exact, penalty, min_leaf, scale=baseline_error(data) or 1.0)
+        return DPProblem(view, max_depth, max_depth, exact, two_class=two_class)
+    # ConTree searches the same splits (every midpoint, every level) without a column per midpoint; a class
+    # weight as row weights
+    raw, _ = rates.dp_view(data, data, options)
+    return DPProblem(raw, max_depth, max_depth, exact, penalty, min_leaf, scale=baseline_error(data) or 1.0,
+                     solver="contree")
 
 
 def _highs(data: Dataset, highs: HighsOptions) -> HighsOptions:

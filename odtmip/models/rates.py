@@ -42,7 +42,8 @@ OPTIONS = (
            "minimise FN s.t. TNR >= T (TN >= ceil(T x negatives), weights), [GKLMS] §4.6"),
     Option("min_sensitivity", (Interval(float, 0, 1),), None, "no target",
            "minimise FP s.t. TPR >= T (TP >= ceil(T x positives), weights), [GKLMS] §4.6"),
-    Option("positive", (Interval(int, 0, 1),), 1, None, "index of the positive class among the Dataset's sorted labels"),
+    Option("positive", (Interval(int, 0, 1),), 1, None,
+           "index of the positive class among the Dataset's sorted labels"),
 )
 
 

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from odtmip import Dataset, Status
-from odtmip.dp import solve_dp
+from odtmip.dp import solve_contree, solve_dp
 from odtmip.models import binoct
 from odtmip.models.binoct import BinOCTOptions, solve_binoct
 
@@ -35,6 +35,8 @@ def dp_loss(data, depth, options):
     derived, penalty = binoct.dp_equivalent(data, options)
     dp = solve_dp(derived, max_depth=depth, penalty=penalty)
     assert dp.status is Status.OPTIMAL
+    if options.thresholds == "all":  # the same splits: ConTree solves BinOCT's DP problem
+        assert solve_contree(data, depth, penalty=penalty).objective == pytest.approx(dp.objective)
     return binoct.dp_objective_to_loss(dp.objective, data, options), dp
 
 

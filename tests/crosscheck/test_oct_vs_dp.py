@@ -1,7 +1,9 @@
-"""OCT MIP optimum x L_hat == DP optimum over all midpoint thresholds; compare objectives, not trees.
+"""OCT MIP optimum x L_hat == DP optimum over all midpoint thresholds == ConTree on the raw columns; compare
+objectives, not trees.
 
 The DP side is :func:`odtmip.models.oct.dp_equivalent`: every midpoint threshold of each numeric column, one
-``column in {v}`` per categorical level, penalty alpha x L_hat per branch node, min_leaf = N_min.
+``column in {v}`` per categorical level, penalty alpha x L_hat per branch node, min_leaf = N_min. ConTree searches
+the same splits without building those columns.
 """
 
 import numpy as np
@@ -10,7 +12,7 @@ import pytest
 from _data import mixed_data as shared_mixed_data
 
 from odtmip import Dataset, Status
-from odtmip.dp import solve_dp
+from odtmip.dp import solve_contree, solve_dp
 from odtmip.models import oct as O
 from odtmip.models.oct import OCTOptions, solve_oct
 
@@ -26,6 +28,7 @@ def dp_value(data, depth, options):
     derived, penalty, min_leaf = O.dp_equivalent(data, options)
     dp = solve_dp(derived, max_depth=depth, penalty=penalty, min_leaf=min_leaf)
     assert dp.status is Status.OPTIMAL
+    assert solve_contree(data, depth, min_leaf, penalty).objective == pytest.approx(dp.objective)
     return dp.objective / O.baseline_error(data)
 
 

@@ -29,7 +29,7 @@ def small_data(seed=0, n=30):
 
 
 def test_every_solver_name_comes_from_the_registry():
-    assert list(odtmip.SOLVERS) == ["dp", *FORMULATIONS]
+    assert list(odtmip.SOLVERS) == ["dp", "contree", *FORMULATIONS]
     for name, f in FORMULATIONS.items():
         assert odtmip.SOLVERS[name].load() is f.solve
         assert odtmip.SOLVERS[name].summary == f.summary

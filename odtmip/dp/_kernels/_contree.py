@@ -1,0 +1,479 @@
+"""The compiled search of [ConTree]: optimal trees of depth <= d on ordered features by dynamic programming
+with branch-and-bound over the thresholds of each feature.
+
+A feature is an ordered column given by the *rank* of each row's value among the feature's distinct values
+(a binary column has ranks 0 and 1). A split code ``offsets[f] + r`` sends right the rows whose rank on f
+exceeds r. Every node keeps its rows sorted by every feature (``Work.rows[level, f]``, with their ranks,
+labels and weights in the same order, so that scans read memory in sequence); a split partitions these lists
+stably into the child's level, so nothing is sorted twice ([ConTree] §5).
+
+Costs are leaf misclassification weights plus ``penalty`` per branch node. :func:`solve_subtree` returns
+``(value, exact)``: with ``exact`` the optimum T(D, d) (up to ``tol``); otherwise a lower bound on it, at
+least ``ub - tol`` when the search ran to the end (no tree costs less than ``ub - tol``).
+
+Bounds (``B`` is the value to beat strictly: the incumbent or the node's upper bound, whichever is lower;
+``(L_k, R_k)`` lower bounds on the children of the evaluated threshold k; ``cw`` the weight left of a
+threshold):
+
+* Similarity bound, [ConTree] Eq. 3: T(j) >= T(k) - |cw(j) - cw(k)|, the weight of the rows that move.
+* Neighbourhood pruning (NB), Theorem 1 / Eq. 7-9: no j with |cw(j) - cw(k)| <= T(k) - B can beat B.
+* Interval shrinking (IS), Theorem 2 / Eq. 10: NB re-applied from a queued interval's evaluated neighbours
+  after B fell; with the zero rules (L_k = 0 prunes every j < k, R_k = 0 every j > k).
+* Sub-interval pruning (SP), Theorem 3 / Eq. 12: an interval between evaluated u and v costs >= L_u + R_v.
+* Depth two (Alg. 2, Eq. 13): at a node of depth 2 each root threshold gets both optimal depth-one children
+  from one scan per feature over the node's rows (:func:`best_stumps`).
+* Upper bounds ([ConTree] "Upper bounds"): the larger child is solved under B - penalty, the smaller under
+  the hybrid max(B - penalty - T_big, weight to the interval's farther edge).
+* Relative gap g (``Switches.gap``): the root's threshold search replaces B by (1 - g) B in all of the above, so
+  every split it skips costs at least (1 - g) times the tree returned; the subproblems stay exact.
+
+These bounds rest on monotonicity (a subset of rows never costs more), which a minimum leaf size breaks; with
+``min_rows > 1`` the orchestration switches NB, IS and SP off and every threshold is evaluated.
+
+References
+----------
+.. [ConTree] C. E. Briţa, J. G. M. van der Linden, E. Demirović, "Optimal Classification Trees for
+   Continuous Feature Data Using Dynamic Programming with Branch-and-Bound", AAAI 2025 (arXiv 2501.07903).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from odtmip.dp._kernels._cache import (
+    E_FEAT_LEFT,
+    E_FEAT_RIGHT,
+    E_FEATURE,
+    E_TERMINAL,
+    EF_COST,
+    find_optimal,
+    key_index,
+    lower_bound,
+    store_lower_bound,
+    store_optimal,
+)
+from odtmip.dp._kernels._common import (
+    COST_ERRORS,
+    INF,
+    NUMBA_CACHE,
+    S_CACHE_HITS,
+    S_DEPTH1,
+    S_DEPTH2,
+    S_TIMEOUT,
+    check_clock,
+    leaf_cost,
+)
+
+# ---- pruning counters (``Work.pruned``) ---------------------------------------------------------------
+P_NEIGHBOURHOOD = 0  # thresholds skipped by NB
+P_INTERVAL = 1  # thresholds removed by IS (and the zero rules)
+P_SUBINTERVAL = 2  # intervals pruned whole by SP
+N_PRUNED = 3
+
+# ---- root incumbent (``Work.incumbent``) -------------------------------------------------------------
+I_COST = 0  # cost of the best root tree found (inf: none)
+I_CODE = 1  # its split code
+I_LEFT = 2  # terminal: split code of the left child (-1 leaf); otherwise unused (children are cached)
+I_RIGHT = 3  # the same for the right child
+I_TERMINAL = 4  # 1: children are the stumps above; 0: children are cached optima one level deeper
+
+
+class Switches(NamedTuple):
+    """Parameters of one search (read-only in the kernels)."""
+
+    n_classes: int  # K
+    min_rows: int  # rows a non-empty leaf needs
+    penalty: float  # cost per branch node
+    tol: float  # costs closer than this are equal
+    deadline: float  # time.perf_counter() value at which to stop (inf: none)
+    depth_two: bool  # Alg. 2 at depth two, else recursion to depth-one subproblems
+    neighbourhood: bool  # NB
+    interval: bool  # IS and the zero rules
+    subinterval: bool  # SP
+    use_cache: bool  # read optima and lower bounds from the cache
+    upper_bound: bool  # solve children under upper bounds
+    gap: float  # relative gap g of the root's threshold search: only splits below (1 - g) B are sought there
+
+
+class Work(NamedTuple):
+    """Preallocated scratch of one search; L = the depth, n rows, F features, K classes."""
+
+    rows: np.ndarray  # int64 (L+1, max(F, 1), n): rows of the node at each level, sorted by each feature
+    vals: np.ndarray  # int32 (L+1, max(F, 1), n): the rank on feature f of each row of rows[level, f]
+    labs: np.ndarray  # int32 (L+1, max(F, 1), n): its class
+    wts: np.ndarray  # float64 (L+1, max(F, 1), n): its weight
+    side: np.ndarray  # uint8 (n,): 0 left / 1 right of the split being evaluated
+    pos: np.ndarray  # int64 (L, n): split positions (rows going left) of the feature being searched
+    cw: np.ndarray  # float64 (L, n): weight going left at each split position
+    rec: np.ndarray  # float64 (L, n, 2): lower bounds (L_k, R_k) of the evaluated thresholds
+    queue: np.ndarray  # int64 (L, 2n+2, 4): FIFO intervals (a, b, u, v) of threshold indices
+    keys: np.ndarray  # uint64 (L+1, W): the instance set of the node at each level
+    counts: np.ndarray  # float64 (2, K+2): class weights, row count (K) and weight (K+1) of each side
+    scan: np.ndarray  # float64 (2, K+2): the same, left of the scanned threshold
+    incumbent: np.ndarray  # float64 (5,): root incumbent, fields I_*
+    pruned: np.ndarray  # int64 (N_PRUNED,): pruning counters
+
+
+def new_work(depth: int, n_features: int, n_rows: int, n_classes: int) -> Work:
+    """Scratch arrays for a search of depth ``depth`` (at least 1)."""
+    levels = max(depth, 1)
+    inc = np.full(5, -1.0)
+    inc[I_COST] = np.inf
+    return Work(
+        rows=np.zeros((levels + 1, max(n_features, 1), n_rows), dtype=np.int64),
+        vals=np.zeros((levels + 1, max(n_features, 1), n_rows), dtype=np.int32),
+        labs=np.zeros((levels + 1, max(n_features, 1), n_rows), dtype=np.int32),
+        wts=np.zeros((levels + 1, max(n_features, 1), n_rows)),
+        side=np.zeros(n_rows, dtype=np.uint8),
+        pos=np.zeros((levels, n_rows), dtype=np.int64),
+        cw=np.zeros((levels, n_rows), dtype=np.float64),
+        rec=np.zeros((levels, n_rows, 2), dtype=np.float64),
+        queue=np.zeros((levels, 2 * n_rows + 2, 4), dtype=np.int64),
+        keys=np.zeros((levels + 1, (n_rows + 63) // 64), dtype=np.uint64),
+        counts=np.zeros((2, n_classes + 2)),
+        scan=np.zeros((2, n_classes + 2)),
+        incumbent=inc,
+        pruned=np.zeros(N_PRUNED, dtype=np.int64),
+    )
+
+
+@njit(cache=NUMBA_CACHE)
+def side_counts(rows, labs, wts, m, side, K, counts):
+    """Class weights (``counts[s, 0..K-1]``), row counts (``counts[s, K]``) and weights (``counts[s, K+1]``) of
+    both sides of ``rows[:m]`` (classes ``labs``, weights ``wts`` in the same order)."""
+    counts[:, :] = 0.0
+    for i in range(m):
+        s = side[rows[i]]
+        counts[s, labs[i]] += wts[i]
+        counts[s, K] += 1.0
+        counts[s, K + 1] += wts[i]
+
+
+@njit(cache=NUMBA_CACHE, inline="always")
+def _errors_of_two(scan, counts, K):
+    """Misclassified weight of two leaves: the rows counted in ``scan`` and the rest of ``counts`` (Eq. 13)."""
+    total = 0.0
+    best_in = 0.0
+    best_out = 0.0
+    for c in range(K):
+        a = scan[c]
+        b = counts[c] - a
+        total += counts[c]
+        if a > best_in:
+            best_in = a
+        if b > best_out:
+            best_out = b
+    return total - best_in - best_out
+
+
+@njit(cache=NUMBA_CACHE)
+def best_stumps(offsets, work, prm, level, m):
+    """Optimal depth-one trees of both sides of the rows ``work.rows[level, :, :m]`` ([ConTree] Alg. 2).
+
+    ``work.side`` assigns each row a side and ``work.counts`` holds the sides' class weights. For each feature
+    g one pass over the rows in g-order keeps each side's class weights left of the scanned threshold; a
+    threshold of side s lies between two consecutive *distinct* ranks seen on s, and its two leaves cost
+    Eq. 13. Returns ``(cost_left, code_left, cost_right, code_right)``, each cost the least of the side's
+    leaf and its best stump plus ``penalty`` (code -1: the leaf).
+
+    Skipping (the similarity bound of Eq. 3 inside the scan, as in the authors' code): a threshold of side s
+    that costs c is a move of rows away from every later threshold of s, and each moved weight w lowers the cost
+    by at most w; so the thresholds of s until c - best_s more weight has been scanned on s are not evaluated.
+    """
+    K = prm.n_classes
+    pen, tol, min_rows = prm.penalty, prm.tol, prm.min_rows
+    cnt0, cnt1, sc0, sc1 = work.counts[0], work.counts[1], work.scan[0], work.scan[1]
+    side = work.side
+    best0, _ = leaf_cost(cnt0, K, COST_ERRORS)
+    best1, _ = leaf_cost(cnt1, K, COST_ERRORS)
+    code0 = np.int64(-1)
+    code1 = np.int64(-1)
+    rows0, rows1 = cnt0[K], cnt1[K]
+    for g in range(offsets.shape[0]):
+        if best0 <= tol and best1 <= tol:
+            break
+        sc0[:] = 0.0
+        sc1[:] = 0.0
+        # per side: last rank seen, rows and weight scanned, scanned weight below which nothing can win
+        last0, last1 = -1, -1
+        n0, n1, w0, w1 = 0.0, 0.0, 0.0, 0.0
+        resume0, resume1 = -1.0, -1.0
+        rg, vg, lg, wg = work.rows[level, g], work.vals[level, g], work.labs[level, g], work.wts[level, g]
+        for i in range(m):
+            rk = vg[i]
+            w = wg[i]
+            # the two sides are written out, not indexed by the side: their state then stays in registers
+            if side[rg[i]] == 0:
+                if rk != last0 and w0 > resume0 and n0 >= min_rows and rows0 - n0 >= min_rows:
+                    cost = _errors_of_two(sc0, cnt0, K) + pen
+                    if cost < best0 - tol:
+                        best0 = cost
+                        code0 = offsets[g] + last0
+                    resume0 = w0 + max(cost - best0, 0.0) + tol
+                sc0[lg[i]] += w
+                n0 += 1.0
+                w0 += w
+                last0 = rk
+            else:
+                if rk != last1 and w1 > resume1 and n1 >= min_rows and rows1 - n1 >= min_rows:
+                    cost = _errors_of_two(sc1, cnt1, K) + pen
+                    if cost < best1 - tol:
+                        best1 = cost
+                        code1 = offsets[g] + last1
+                    resume1 = w1 + max(cost - best1, 0.0) + tol
+                sc1[lg[i]] += w
+                n1 += 1.0
+                w1 += w
+                last1 = rk
+    return best0, code0, best1, code1
+
+
+@njit(cache=NUMBA_CACHE)
+def partition(work, level, m, target):
+    """Copy the rows of ``work.side == target`` (with their ranks, labels, weights) from ``level`` to
+    ``level + 1`` for every feature, keeping each order; returns their number."""
+    rows, vals, labs, wts, side = work.rows, work.vals, work.labs, work.wts, work.side
+    c = 0
+    for f in range(rows.shape[1]):
+        c = 0
+        for i in range(m):
+            r = rows[level, f, i]
+            if side[r] == target:
+                rows[level + 1, f, c] = r
+                vals[level + 1, f, c] = vals[level, f, i]
+                labs[level + 1, f, c] = labs[level, f, i]
+                wts[level + 1, f, c] = wts[level, f, i]
+                c += 1
+    return c
+
+
+@njit(cache=NUMBA_CACHE)
+def mark_sides(rows, m, p, side):
+    """Side 0 for the first ``p`` of ``rows[:m]``, side 1 for the rest."""
+    for i in range(m):
+        side[rows[i]] = 0 if i < p else 1
+
+
+@njit(cache=NUMBA_CACHE)
+def instance_key(rows, m, key):
+    """Bitset of the rows ``rows[:m]`` into ``key`` (the dataset-cache key, [MurTree] §4.6)."""
+    key[:] = 0
+    for i in range(m):
+        r = rows[i]
+        key[r >> 6] |= np.uint64(1) << np.uint64(r & 63)
+
+
+@njit(cache=NUMBA_CACHE)
+def first_beyond(cw, lo, hi, base, dist):
+    """Smallest j in [lo, hi] with cw[j] - base > dist (hi + 1 if none); ``cw`` non-decreasing."""
+    while lo <= hi:
+        mid = (lo + hi) >> 1
+        if cw[mid] - base > dist:
+            hi = mid - 1
+        else:
+            lo = mid + 1
+    return lo
+
+
+@njit(cache=NUMBA_CACHE)
+def last_before(cw, lo, hi, base, dist):
+    """Largest j in [lo, hi] with base - cw[j] > dist (lo - 1 if none); ``cw`` non-decreasing."""
+    while lo <= hi:
+        mid = (lo + hi) >> 1
+        if base - cw[mid] > dist:
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    return hi
+
+
+@njit(cache=NUMBA_CACHE)
+def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
+    """T(D, d) of [ConTree] Eq. 4-6 for the rows D = ``work.rows[level, :, :m]``, searched below ``ub``;
+    ``offsets[f]`` is the split code of feature f's first threshold.
+
+    Returns ``(value, exact)``: exact, the optimum (cached with its root split); otherwise a lower bound on
+    it that is at least ``ub - tol`` (also cached), or, after the deadline, the best cost found (only the root
+    reads it, through ``work.incumbent``). See the module docstring for the bounds.
+    """
+    K = prm.n_classes
+    tol, pen, min_rows = prm.tol, prm.penalty, prm.min_rows
+    rows, vals, labs, wts, side, counts = work.rows, work.vals, work.labs, work.wts, work.side, work.counts
+    root = level == 0
+    # the leaf: T(D, 0) = |D| - max_c |D_c| (weighted)
+    mark_sides(rows[level, 0], m, m, side)
+    side_counts(rows[level, 0], labs[level, 0], wts[level, 0], m, side, K, counts)
+    leafc, _ = leaf_cost(counts[0], K, COST_ERRORS)
+    if d == 0 or m < 2 * min_rows or leafc <= tol:
+        return leafc, True
+    if check_clock(st, prm.deadline):
+        return leafc, False
+    n_nodes = (np.int64(1) << d) - 1
+    key = work.keys[level]
+    instance_key(rows[level, 0], m, key)
+    ki = key_index(cache, key, True, st)
+    if prm.use_cache and ki >= 0:
+        e = find_optimal(cache, ki, d, n_nodes)
+        if e >= 0:
+            st[S_CACHE_HITS] += 1
+            return cache.reals[e, EF_COST], True
+        lb, _ = lower_bound(cache, ki, d, n_nodes, tol)
+        if lb >= ub - tol:
+            return lb, False
+    best = leafc
+    code, left_code, right_code, terminal = np.int64(-1), np.int64(-1), np.int64(-1), np.int64(1)
+    if d == 1:  # the best stump
+        st[S_DEPTH1] += 1
+        c0, k0, _, _ = best_stumps(offsets, work, prm, level, m)
+        if c0 < best - tol:
+            best, code = c0, k0
+    else:
+        pos, cw, rec, queue = work.pos[level], work.cw[level], work.rec[level], work.queue[level]
+        pruning = prm.neighbourhood or prm.interval or prm.subinterval
+        slack = prm.gap if root else 0.0
+        timed_out = False
+        for f in range(offsets.shape[0]):
+            if best <= tol or timed_out:
+                break
+            # split positions of f: between consecutive distinct ranks, both sides >= min_rows
+            rf, vf, wf = rows[level, f], vals[level, f], wts[level, f]
+            npos = 0
+            acc = wf[0]
+            for i in range(1, m):
+                if vf[i] != vf[i - 1] and i >= min_rows and m - i >= min_rows:
+                    pos[npos] = i
+                    cw[npos] = acc
+                    npos += 1
+                acc += wf[i]
+            if npos == 0:
+                continue
+            head, tail = 0, 1
+            queue[0, 0], queue[0, 1], queue[0, 2], queue[0, 3] = 0, npos - 1, -1, -1
+            zero_left, zero_right = np.int64(-1), npos  # zero rules: prune j < zero_left and j > zero_right
+            while head < tail:
+                a, b, u, v = queue[head, 0], queue[head, 1], queue[head, 2], queue[head, 3]
+                head += 1
+                B = min(best, ub)
+                B -= slack * B
+                if pruning:
+                    if prm.subinterval:  # SP, Eq. 12
+                        lu = rec[u, 0] if u >= 0 else 0.0
+                        rv = rec[v, 1] if v >= 0 else 0.0
+                        if lu + rv + pen >= B - tol:
+                            work.pruned[P_SUBINTERVAL] += 1
+                            continue
+                    if prm.interval:  # IS, Theorem 2 and Eq. 10, and the zero rules
+                        a0, b0 = a, b
+                        if u >= 0:
+                            a = first_beyond(cw, a, b, cw[u], rec[u, 0] + rec[u, 1] + pen - B + tol)
+                        if v >= 0:
+                            b = last_before(cw, a, b, cw[v], rec[v, 0] + rec[v, 1] + pen - B + tol)
+                        a = max(a, zero_left + 1)
+                        b = min(b, zero_right - 1)
+                        if a > b:
+                            work.pruned[P_INTERVAL] += b0 - a0 + 1
+                            continue
+                        work.pruned[P_INTERVAL] += (a - a0) + (b0 - b)
+                k = (a + b) >> 1
+                p = pos[k]
+                if check_clock(st, prm.deadline):
+                    timed_out = True
+                    break
+                mark_sides(rf, m, p, side)
+                lexact, rexact = True, True
+                lcode, rcode = np.int64(-1), np.int64(-1)
+                if d == 2 and prm.depth_two:  # Alg. 2: both depth-one children at once
+                    st[S_DEPTH2] += 1
+                    side_counts(rf, labs[level, f], wf, m, side, K, counts)
+                    lval, lcode, rval, rcode = best_stumps(offsets, work, prm, level, m)
+                else:
+                    # the larger child first, under B - penalty; the smaller under the hybrid bound
+                    first = 0 if 2 * p >= m else 1
+                    child = np.zeros(2)
+                    exact = np.zeros(2, dtype=np.bool_)
+                    ub1 = B - pen if prm.upper_bound else INF
+                    c1 = partition(work, level, m, first)
+                    v1, x1 = solve_subtree(offsets, work, prm, cache, st, level + 1, c1, d - 1, ub1)
+                    child[first], exact[first] = v1, x1
+                    if st[S_TIMEOUT]:
+                        timed_out = True
+                        break
+                    if x1:
+                        ub2 = INF
+                        if prm.upper_bound:
+                            half = max(cw[k] - (cw[a] if a < k else cw[k]), (cw[b] if b > k else cw[k]) - cw[k])
+                            ub2 = max(B - pen - v1, half)
+                        if ub2 > tol:
+                            mark_sides(rf, m, p, side)
+                            c2 = partition(work, level, m, 1 - first)
+                            v2, x2 = solve_subtree(offsets, work, prm, cache, st, level + 1, c2, d - 1, ub2)
+                            child[1 - first], exact[1 - first] = v2, x2
+                            if st[S_TIMEOUT]:
+                                timed_out = True
+                                break
+                    lval, rval = child[0], child[1]
+                    lexact, rexact = exact[0], exact[1]
+                value = lval + rval + pen
+                if lexact and rexact and value < best - tol:
+                    best = value
+                    code = offsets[f] + vf[p - 1]
+                    if d == 2 and prm.depth_two:
+                        left_code, right_code, terminal = lcode, rcode, 1
+                    else:
+                        left_code, right_code, terminal = d - 1, d - 1, 0
+                    if root:
+                        work.incumbent[I_COST] = best
+                        work.incumbent[I_CODE] = code
+                        work.incumbent[I_LEFT] = left_code
+                        work.incumbent[I_RIGHT] = right_code
+                        work.incumbent[I_TERMINAL] = terminal
+                    if best <= tol:
+                        break
+                rec[k, 0], rec[k, 1] = lval, rval
+                if lexact and lval == 0.0:
+                    zero_left = max(zero_left, k)
+                if rexact and rval == 0.0:
+                    zero_right = min(zero_right, k)
+                if a == b:
+                    continue
+                r0, l1 = k + 1, k - 1
+                if prm.neighbourhood:  # NB, Corollary 1: |cw(j) - cw(k)| must exceed T(k) - B
+                    B = min(best, ub)
+                    dist = value - (B - slack * B) + tol
+                    if dist >= 0.0:
+                        r0 = first_beyond(cw, k + 1, b, cw[k], dist)
+                        l1 = last_before(cw, a, k - 1, cw[k], dist)
+                        work.pruned[P_NEIGHBOURHOOD] += (r0 - k - 1) + (k - 1 - l1)
+                if r0 <= b:
+                    queue[tail, 0], queue[tail, 1], queue[tail, 2], queue[tail, 3] = r0, b, k, v
+                    tail += 1
+                if a <= l1:
+                    queue[tail, 0], queue[tail, 1], queue[tail, 2], queue[tail, 3] = a, l1, u, k
+                    tail += 1
+        if timed_out:
+            return best, False
+    if best < ub - tol:
+        if ki >= 0:
+            store_optimal(cache, ki, d, n_nodes, best, n_nodes, d, code, left_code, right_code, terminal, st)
+        return best, True
+    lb = min(best, ub) - tol
+    if ki >= 0:
+        store_lower_bound(cache, ki, d, n_nodes, lb, 0, tol, st)
+    return lb, False
+
+
+@njit(cache=NUMBA_CACHE)
+def cached_split(cache, key, d):
+    """The cached optimum of the instance set ``key`` at depth ``d``: (code, left, right, terminal), or all -1
+    and terminal -1 when none is cached."""
+    ki = key_index(cache, key, False, np.zeros(16, dtype=np.int64))
+    if ki < 0:
+        return np.int64(-1), np.int64(-1), np.int64(-1), np.int64(-1)
+    e = find_optimal(cache, ki, d, (np.int64(1) << d) - 1)
+    if e < 0:
+        return np.int64(-1), np.int64(-1), np.int64(-1), np.int64(-1)
+    ei = cache.ints[e]
+    return ei[E_FEATURE], ei[E_FEAT_LEFT], ei[E_FEAT_RIGHT], ei[E_TERMINAL]

@@ -1,0 +1,481 @@
+"""Optimal classification trees on numeric columns by dynamic programming with branch-and-bound: ConTree.
+
+The problem ([ConTree] Eq. 2, with a cost per branch node and a minimum leaf size): over the *ordered
+features* of a :class:`~odtmip.data.Dataset`, find a tree of depth <= ``max_depth`` whose non-empty leaves hold
+at least ``min_leaf`` rows (unweighted) and that minimises
+
+    weighted misclassifications + penalty x (branch nodes).
+
+Leaves predict the class of largest weight, ties to the lowest class index. The split space:
+
+* a **numeric** column (a group of kind ``ordinal`` or ``thresholds``, whatever buckets or thresholds its
+  encoding chose) splits at every midpoint between consecutive distinct values, ``x > t`` going right
+  ([ConTree] Eq. 1); a missing value counts as smaller than every number, as everywhere in odtmip;
+* every other binary column (0/1 columns, one-hot levels of categorical columns, ``is missing``
+  indicators) is one split, 1 going right.
+
+So the optimum equals that of the MurTree DP (:func:`odtmip.dp.solve_dp`) on the same data encoded with
+``numeric="thresholds"`` (all midpoints), without ever building those binary columns: each node keeps its
+rows sorted by every feature, and the thresholds of a node are searched by the bounds of [ConTree] §4-5 (see
+:mod:`odtmip.dp._kernels._contree`). Every technique is a switch of :class:`ContreeOptions` that does not
+change the optimum. With ``min_leaf > 1`` the three pruning rules are off (they rest on monotonicity in the
+rows, which a minimum leaf size breaks), so every threshold is evaluated.
+
+Arithmetic as in the DP (:func:`odtmip.dp.solver.tie_tolerance`): exact for integer weights and penalty.
+Anytime: the compiled search reads the clock every 256 evaluations and, at the deadline, returns the best
+root tree found so far (or the leaf) with ``Status.TIME_LIMIT`` and the bound 0. Every tree is verified by
+routing the training data through it.
+
+References
+----------
+.. [ConTree] C. E. Briţa, J. G. M. van der Linden, E. Demirović, "Optimal Classification Trees for
+   Continuous Feature Data Using Dynamic Programming with Branch-and-Bound", AAAI 2025 (arXiv 2501.07903).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from odtmip.binarize import BinaryColumn, midpoint_thresholds
+from odtmip.data import Dataset
+from odtmip.dp._kernels import _cache as kc
+from odtmip.dp._kernels import _common as kcommon
+from odtmip.dp._kernels._contree import (
+    I_CODE,
+    I_COST,
+    I_LEFT,
+    I_RIGHT,
+    I_TERMINAL,
+    P_INTERVAL,
+    P_NEIGHBOURHOOD,
+    P_SUBINTERVAL,
+    Switches,
+    cached_split,
+    new_work,
+    solve_subtree,
+)
+from odtmip.dp.solver import (
+    MAX_DEPTH_CAP,
+    DPOptions,
+    _check_int,
+    _check_penalty,
+    _check_time_limit,
+    solve_dp,
+    tie_tolerance,
+    verify_tree,
+)
+from odtmip.exceptions import OptionError, ResourceError, VerificationError
+from odtmip.results import SolveResult, Status
+from odtmip.tree import Split, branch, leaf
+
+#: Group kinds whose raw column ConTree splits at every midpoint.
+NUMERIC_KINDS = ("ordinal", "thresholds")
+
+
+@dataclass(frozen=True)
+class ContreeOptions:
+    """Switches for the search techniques of [ConTree]. None of them changes the optimum.
+
+    Attributes
+    ----------
+    depth_two : bool
+        Solve depth-two subproblems with the sorting-based routine (Alg. 2, Eq. 13); off: recursion to
+        depth-one subproblems.
+    neighbourhood : bool
+        Neighbourhood pruning (Theorem 1, Corollary 1, Eq. 7-9).
+    interval : bool
+        Interval shrinking and the zero rules (Theorem 2, Eq. 10).
+    subinterval : bool
+        Sub-interval pruning (Theorem 3, Eq. 12).
+    cache : bool
+        Read optima and lower bounds of instance sets from the cache (§6; entries are always written, to
+        rebuild the tree).
+    upper_bound : bool
+        Solve the children under upper bounds (the larger child first, the hybrid bound for the smaller one).
+    sort_features : bool
+        Search the features in the order of their best single split's error on the whole data (the authors'
+        ``sort_gini`` in spirit): a good incumbent early lets the bounds prune more.
+    """
+
+    depth_two: bool = True
+    neighbourhood: bool = True
+    interval: bool = True
+    subinterval: bool = True
+    cache: bool = True
+    upper_bound: bool = True
+    sort_features: bool = True
+
+
+@dataclass
+class OrderedFeatures:
+    """The split space of a dataset: ranks of the rows on every ordered feature, and what each split code means."""
+
+    ranks: np.ndarray  # int64 (F, n)
+    offsets: np.ndarray  # int64 (F,): codes of feature f are offsets[f] .. offsets[f] + (distinct values - 2)
+    tests: list  # per feature: (raw column, its midpoints) of a numeric column, or the Split of a binary column
+    n_splits: int  # number of split codes
+    numeric: int  # number of numeric columns among the features
+    order: np.ndarray  # int64 (F, n): the rows sorted by each feature's rank (stable)
+
+    def decode(self, code: int) -> tuple[int, int]:
+        """Feature and rank of split ``code`` (rows of larger rank go right)."""
+        f = int(np.searchsorted(self.offsets, code, side="right")) - 1
+        return f, int(code - self.offsets[f])
+
+    def reordered(self, order: np.ndarray) -> OrderedFeatures:
+        """The same split space with the features in ``order``."""
+        sizes = np.diff(np.append(self.offsets, self.n_splits))[order]
+        offsets = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+        return OrderedFeatures(np.ascontiguousarray(self.ranks[order]), offsets, [self.tests[f] for f in order],
+                               self.n_splits, self.numeric, np.ascontiguousarray(self.order[order]))
+
+    def stump_errors(self, labels: np.ndarray, weights: np.ndarray, n_classes: int) -> np.ndarray:
+        """Per feature, the least weighted error of one split of it with two leaves."""
+        onehot = np.zeros((len(labels), n_classes))
+        onehot[np.arange(len(labels)), labels] = weights
+        out = np.zeros(len(self.ranks))
+        for f, (r, o) in enumerate(zip(self.ranks, self.order, strict=True)):
+            left = np.cumsum(onehot[o], axis=0)[:-1]
+            right = left[-1] + onehot[o[-1]] - left
+            err = left.sum(1) - left.max(1) + right.sum(1) - right.max(1)
+            out[f] = err[r[o][1:] != r[o][:-1]].min()
+        return out
+
+    def split(self, code: int) -> Split:
+        """The raw split of ``code`` (made on demand: a numeric column has a split per midpoint)."""
+        f, r = self.decode(code)
+        test = self.tests[f]
+        if isinstance(test, Split):
+            return test
+        return Split("threshold", (test[0],), threshold=float(test[1][r]))
+
+
+def ordered_features(dataset: Dataset) -> OrderedFeatures:
+    """The features ConTree searches (see the module docstring); constant ones are left out."""
+    ranks, offsets, tests = [], [], []
+    numeric, n_splits = 0, 0
+    for group in dataset.groups:
+        if group.kind in NUMERIC_KINDS:
+            c = group.column
+            v = dataset.X.iloc[:, c].to_numpy(dtype=float, na_value=np.nan)
+            missing = np.isnan(v)
+            distinct = np.unique(v[~missing])
+            if len(distinct) < 2:
+                continue
+            r = np.searchsorted(distinct, np.where(missing, distinct[0], v))  # missing: below every value
+            mids = (distinct[:-1] + distinct[1:]) / 2
+            offsets.append(n_splits)
+            ranks.append(r)
+            tests.append((c, mids))
+            n_splits += len(mids)
+            numeric += 1
+            continue
+        for j in group.members:
+            col = dataset.Xb[:, j].astype(np.int64)
+            if col.min() == col.max():
+                continue
+            offsets.append(n_splits)
+            ranks.append(col)
+            tests.append(dataset.split_of(j))
+            n_splits += 1
+    n = dataset.n_samples
+    R = np.ascontiguousarray(np.array(ranks, dtype=np.int64).reshape(len(ranks), n))
+    order = np.argsort(R, axis=1, kind="stable") if len(R) else np.zeros((0, n), dtype=np.int64)
+    return OrderedFeatures(R, np.array(offsets, dtype=np.int64), tests, n_splits, numeric, order)
+
+
+def _table_sizes(words: int) -> tuple[int, int]:
+    """Initial (keys, entries) of the cache: at most 64 MiB of keys (the tables grow when full)."""
+    keys = 1 << 14
+    while keys > 256 and keys * words * 8 > 1 << 26:
+        keys >>= 1
+    return keys, 2 * keys
+
+
+_WARM: dict = {}
+
+
+def warm_up() -> float:
+    """Compile (or load from the numba cache) the ConTree kernels once per process; returns the seconds.
+
+    Solves call it before starting their clock, so compile time is reported as ``stats["compile_seconds"]``
+    and never counted in ``seconds``.
+    """
+    if _WARM:
+        return 0.0
+    _WARM["started"] = 1.0
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(0)
+    X = rng.random((30, 3))
+    y = rng.integers(0, 3, size=30)
+    for weights in (None, rng.random(30) + 0.5):
+        for options in (ContreeOptions(), ContreeOptions(depth_two=False, upper_bound=False)):
+            ContreeSolver(Dataset(X, y, weights), options=options).solve(3, time_limit=3600.0)
+    _WARM["seconds"] = time.perf_counter() - t0
+    return _WARM["seconds"]
+
+
+class ContreeSolver:
+    """ConTree bound to one dataset (see the module docstring).
+
+    Parameters
+    ----------
+    dataset : Dataset
+        Training data; its numeric columns are split at every midpoint, its other binary columns as they are.
+    min_leaf : int, default=1
+        Rows every non-empty leaf must hold.
+    penalty : float, default=0.0
+        Cost per branch node, in (weighted) misclassifications ([ConTree] 2026 code: ``complexity_cost``).
+    options : ContreeOptions, optional
+        Technique switches.
+
+    Examples
+    --------
+    >>> X = np.array([[1.0], [2.0], [3.0], [4.0], [5.0], [6.0]])
+    >>> res = ContreeSolver(Dataset(X, [0, 0, 1, 1, 0, 0])).solve(max_depth=2)
+    >>> res.status.value, res.objective, res.tree.depth
+    ('optimal', 0.0, 2)
+    """
+
+    def __init__(self, dataset: Dataset, *, min_leaf: int = 1, penalty: float = 0.0,
+                 options: ContreeOptions | None = None):
+        self.dataset = dataset
+        self.min_leaf = _check_int("min_leaf", min_leaf, 1)
+        self.penalty = _check_penalty(penalty)
+        self.options = ContreeOptions() if options is None else options
+        if not isinstance(self.options, ContreeOptions):
+            raise OptionError(f"options must be a ContreeOptions, got {type(self.options).__name__}")
+        self.features = ordered_features(dataset)
+        self._labels = np.ascontiguousarray(dataset.y, dtype=np.int64)
+        self._weights = np.ascontiguousarray(dataset.weights, dtype=np.float64)
+        self._K = dataset.n_classes
+        if self.options.sort_features and len(self.features.ranks) > 1:
+            errors = self.features.stump_errors(self._labels, self._weights, self._K)
+            self.features = self.features.reordered(np.argsort(errors, kind="stable"))
+        self._tol = tie_tolerance(self._weights, self.penalty, self._K)
+
+    def split_space(self) -> str:
+        """One line naming the splits the optimum is over."""
+        f = self.features
+        return (f"every midpoint of {f.numeric} numeric column(s) and {len(f.ranks) - f.numeric} binary column(s): "
+                f"{f.n_splits} splits")
+
+    def solve(self, max_depth: int = 3, time_limit: float | None = None, max_gap: float = 0.0) -> SolveResult:
+        """The optimal tree of depth <= ``max_depth`` (at most 20); see the module docstring.
+
+        With ``max_gap`` = g in [0, 1) the root's threshold search only looks for trees below (1 - g) times the
+        incumbent (the subproblems stay exact), so the tree returned costs at most 1 / (1 - g) times the optimum.
+
+        Returns a :class:`~odtmip.results.SolveResult` (solver ``"contree"``): ``OPTIMAL`` with bound = objective;
+        with a gap, the bound (1 - g) x objective (rounded up for integer costs) and ``OPTIMAL`` only when that
+        reaches the objective, else ``TIME_LIMIT`` with stop reason ``"gap"``; at the time limit the best tree
+        found and the bound 0; ``INFEASIBLE`` when the data has fewer rows than ``min_leaf``. ``objective`` is
+        recomputed by routing the training data.
+        """
+        depth = _check_int("max_depth", max_depth, 0, MAX_DEPTH_CAP)
+        limit = _check_time_limit(time_limit)
+        gap = _check_penalty(max_gap, "max_gap")
+        if gap >= 1.0:
+            raise OptionError(f"max_gap must be in [0, 1), got {max_gap!r}")
+        compile_seconds = warm_up()
+        t0 = time.perf_counter()
+        n, F = len(self._labels), len(self.features.ranks)
+        stats: dict = {"features": F, "splits": self.features.n_splits, "split_space": self.split_space(),
+                       "tolerance": self._tol}
+        if compile_seconds:
+            stats["compile_seconds"] = compile_seconds
+        if n < self.min_leaf:
+            return SolveResult("contree", Status.INFEASIBLE, "solved", None, None, math.inf,
+                               time.perf_counter() - t0, stats)
+        o = self.options
+        prune = self.min_leaf == 1
+        prm = Switches(self._K, self.min_leaf, self.penalty, self._tol,
+                       math.inf if limit is None else t0 + limit, o.depth_two, o.neighbourhood and prune,
+                       o.interval and prune, o.subinterval and prune, o.cache, o.upper_bound, gap)
+        d = depth if F > 0 else 0
+        words = max(1, (n + 63) // 64)
+        self._cache = kc.new_tables(words, *_table_sizes(words))
+        grows = 0
+        while True:
+            work = new_work(d, F, n, self._K)
+            for f in range(F):
+                work.rows[0, f] = self.features.order[f]
+                work.vals[0, f] = self.features.ranks[f, work.rows[0, f]]
+            if F == 0:
+                work.rows[0, 0, :] = np.arange(n)
+            work.labs[0] = self._labels[work.rows[0]]
+            work.wts[0] = self._weights[work.rows[0]]
+            st = np.zeros(kcommon.N_STATS, dtype=np.int64)
+            value, exact = solve_subtree(self.features.offsets, work, prm, self._cache, st, 0, n, d, math.inf)
+            if not st[kcommon.S_FULL] or st[kcommon.S_TIMEOUT]:
+                break
+            self._cache = kc.grow_tables(self._cache)
+            grows += 1
+        stats.update(nodes=int(st[kcommon.S_NODES]), depth_two_evaluations=int(st[kcommon.S_DEPTH2]),
+                     depth_one_calls=int(st[kcommon.S_DEPTH1]), cache_hits=int(st[kcommon.S_CACHE_HITS]),
+                     neighbourhood_prunes=int(work.pruned[P_NEIGHBOURHOOD]),
+                     interval_prunes=int(work.pruned[P_INTERVAL]),
+                     subinterval_prunes=int(work.pruned[P_SUBINTERVAL]),
+                     cache_keys=int(self._cache.used[kc.U_KEYS]), cache_grows=grows)
+        rows = np.arange(n)
+        if st[kcommon.S_TIMEOUT]:
+            spec, value = self._incumbent(work.incumbent, rows, d)
+            status, reason, bound = Status.TIME_LIMIT, "time_limit", 0.0
+        else:
+            if not exact:
+                raise VerificationError("ConTree's root search returned no tree although the leaf is feasible")
+            spec, status, reason = self._build(rows, d), Status.OPTIMAL, "solved"
+        tree = self.dataset.new_tree(spec)
+        verify_tree(self.dataset, tree, float(value), self.penalty, self.min_leaf, d, (1 << d) - 1)
+        objective = float(self.dataset.misclassifications(tree) + self.penalty * tree.n_branch_nodes)
+        if status is Status.OPTIMAL and gap > 0.0:
+            bound = (1.0 - gap) * objective - self._tol
+            if self._tol == 0.0:  # integer costs
+                bound = float(math.ceil(bound))
+            if bound < objective:
+                status, reason = Status.TIME_LIMIT, "gap"
+        elif status is Status.OPTIMAL:
+            bound = objective
+        stats["search_seconds"] = time.perf_counter() - t0
+        return SolveResult("contree", status, reason, tree, objective, min(bound, objective),
+                           time.perf_counter() - t0, stats)
+
+    # --------------------------------------------------------------- rebuild
+    def _counts(self, rows: np.ndarray) -> np.ndarray:
+        return np.bincount(self._labels[rows], weights=self._weights[rows], minlength=self._K)
+
+    def _leaf(self, rows: np.ndarray):
+        return leaf(int(np.argmax(self._counts(rows))))
+
+    def _children(self, rows: np.ndarray, code: int) -> tuple[np.ndarray, np.ndarray]:
+        f, r = self.features.decode(code)
+        right = self.features.ranks[f, rows] > r
+        return rows[~right], rows[right]
+
+    def _stump(self, rows: np.ndarray, code: int):
+        if code < 0:
+            return self._leaf(rows)
+        left, right = self._children(rows, code)
+        return branch(self.features.split(code), self._leaf(left), self._leaf(right))
+
+    def _build(self, rows: np.ndarray, d: int):
+        """Tree spec of the cached optimum of ``rows`` at depth ``d`` (mirrors the search's early exits)."""
+        counts = self._counts(rows)
+        if d == 0 or len(rows) < 2 * self.min_leaf or counts.sum() - counts.max() <= self._tol:
+            return self._leaf(rows)
+        key = np.zeros(self._cache.keys.shape[1], dtype=np.uint64)
+        np.bitwise_or.at(key, rows >> 6, np.left_shift(np.uint64(1), (rows & 63).astype(np.uint64)))
+        code, left_code, right_code, terminal = (int(x) for x in cached_split(self._cache, key, d))
+        if terminal < 0:
+            raise VerificationError(f"no cached optimum for a subproblem of {len(rows)} rows at depth {d}")
+        return self._split(rows, d, code, left_code, right_code, terminal)
+
+    def _split(self, rows, d, code, left_code, right_code, terminal):
+        if code < 0:
+            return self._leaf(rows)
+        left, right = self._children(rows, code)
+        if terminal:
+            return branch(self.features.split(code), self._stump(left, left_code), self._stump(right, right_code))
+        return branch(self.features.split(code), self._build(left, d - 1), self._build(right, d - 1))
+
+    def _incumbent(self, inc: np.ndarray, rows: np.ndarray, d: int):
+        """Best root tree known at the deadline (its children are cached optima), else the leaf."""
+        counts = self._counts(rows)
+        leaf_value = float(counts.sum() - counts.max())
+        if math.isfinite(inc[I_COST]) and inc[I_COST] < leaf_value - self._tol:
+            try:
+                spec = self._split(rows, d, int(inc[I_CODE]), int(inc[I_LEFT]), int(inc[I_RIGHT]),
+                                   int(inc[I_TERMINAL]))
+                return spec, float(inc[I_COST])
+            except VerificationError:  # a child's entry was lost to a full cache: fall back to the leaf
+                pass
+        return self._leaf(rows), leaf_value
+
+
+def solve_contree(dataset: Dataset, max_depth: int = 3, min_leaf: int = 1, penalty: float = 0.0,
+                  time_limit: float | None = None, options: ContreeOptions | None = None,
+                  max_gap: float = 0.0) -> SolveResult:
+    """Optimal classification tree over every threshold of the numeric columns (ConTree; see the module docstring).
+
+    Parameters
+    ----------
+    dataset : Dataset
+        Training data.
+    max_depth : int, default=3
+        Largest number of branch nodes on a root-to-leaf path (0: a single leaf); at most 20.
+    min_leaf : int, default=1
+        Rows every non-empty leaf must hold.
+    penalty : float, default=0.0
+        Cost per branch node, in units of (weighted) misclassifications.
+    time_limit : float, optional
+        Seconds; at the limit the best tree found is returned with ``Status.TIME_LIMIT``.
+    options : ContreeOptions, optional
+        Technique switches (none changes the optimum).
+    max_gap : float, default=0.0
+        Relative gap g in [0, 1): the tree costs at most 1 / (1 - g) times the optimum (see
+        :meth:`ContreeSolver.solve`).
+
+    Examples
+    --------
+    >>> X = np.array([[0.1, 5.0], [0.2, 3.0], [0.3, 4.0], [0.4, 1.0]])
+    >>> res = solve_contree(Dataset(X, [0, 1, 1, 0]), max_depth=1)
+    >>> res.objective, res.tree.to_text().splitlines()[0]
+    (1.0, '|--- x0 <= 0.15')
+    """
+    return ContreeSolver(dataset, min_leaf=min_leaf, penalty=penalty, options=options).solve(max_depth, time_limit,
+                                                                                              max_gap)
+
+
+def solve_numeric(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | None = None, min_leaf: int = 1,
+                  penalty: float = 0.0, time_limit: float | None = None, options: DPOptions | None = None,
+                  leaf_penalty: float | None = None) -> SolveResult:
+    """The ``"dp"`` solver: :func:`~odtmip.dp.solve_dp`'s problem, over every threshold of the numeric columns when
+    the dataset asks for it (:attr:`~odtmip.data.Dataset.every_threshold`, the default ``numeric="auto"``).
+
+    Then ConTree solves it when it can (a depth limit, no node limit below 2^max_depth - 1, no leaf penalty, no
+    :class:`~odtmip.dp.DPOptions`), else the MurTree DP on binary columns at every midpoint. Otherwise the MurTree DP
+    on the dataset's own binary columns (explicit buckets or thresholds). ``stats["split_space"]`` names the splits
+    the optimum is over. Parameters as for :func:`~odtmip.dp.solve_dp`.
+    """
+    if not dataset.every_threshold:
+        res = solve_dp(dataset, max_depth, max_nodes, min_leaf, penalty, time_limit, options, leaf_penalty)
+        res.stats["split_space"] = f"the binary columns of the encoding ({dataset.encoder.describe()})"
+        return res
+    full = max_depth is not None and (max_nodes is None or max_nodes >= (1 << min(max_depth, 62)) - 1)
+    if full and leaf_penalty is None and options is None:
+        return solve_contree(dataset, max_depth, min_leaf, penalty, time_limit)
+    res = solve_dp(midpoint_columns(dataset), max_depth, max_nodes, min_leaf, penalty, time_limit, options,
+                   leaf_penalty)
+    res.stats["split_space"] = "every midpoint of the numeric columns, as binary columns"
+    return res
+
+
+#: Largest binary matrix (rows x columns, one byte each) :func:`midpoint_columns` builds.
+MAX_MIDPOINT_CELLS = 2 * 10**8
+
+
+def midpoint_columns(dataset: Dataset) -> Dataset:
+    """``dataset`` with every numeric column encoded by its midpoints (``x > t``), the other binary columns kept.
+
+    A :class:`~odtmip.exceptions.ResourceError` when that matrix would exceed :data:`MAX_MIDPOINT_CELLS` bytes.
+    """
+    features = ordered_features(dataset)
+    cells = dataset.n_samples * features.n_splits
+    if cells > MAX_MIDPOINT_CELLS:
+        raise ResourceError(f"the DP on every midpoint would need {features.n_splits} binary columns for "
+                            f"{dataset.n_samples} rows ({cells / 1e9:.1f} GB); drop max_nodes / leaf_penalty / "
+                            f"options (then ConTree solves it) or use numeric='buckets' (--numeric buckets)")
+    columns = []
+    for g, group in enumerate(dataset.groups):
+        if group.kind not in NUMERIC_KINDS:
+            columns.extend(dataset.columns[j] for j in group.members)
+            continue
+        c, name = group.column, group.name
+        v = dataset.X.iloc[:, c].to_numpy(dtype=float, na_value=np.nan)
+        columns.extend(BinaryColumn(f"{name}>{t:.6g}", Split("threshold", (c,), threshold=t), g)
+                       for t in midpoint_thresholds(v[~np.isnan(v)], None))
+    return dataset.derive(columns)

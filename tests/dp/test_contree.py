@@ -1,0 +1,216 @@
+"""ConTree ([ConTree] Eq. 2-13) against brute force and against the MurTree DP on the all-midpoint encoding."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from _brute import brute_force
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from odtmip.data import Dataset
+from odtmip.dp import solve_dp
+from odtmip.dp.contree import ContreeOptions, ContreeSolver, ordered_features, solve_contree
+from odtmip.exceptions import OptionError
+from odtmip.results import Status
+
+SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+PENALTIES = st.sampled_from([0.0, 0.0, 1.0, 2.5])
+MIN_LEAF = st.sampled_from([1, 1, 1, 2, 3])
+
+#: Every switch off alone, then all of them off.
+SWITCHES_OFF = [ContreeOptions(**{name: False}) for name in ContreeOptions.__dataclass_fields__] + [
+    ContreeOptions(**{name: False for name in ContreeOptions.__dataclass_fields__})]
+
+
+@st.composite
+def numeric_data(draw, max_rows=24, max_cols=3, max_values=6, classes=(2, 3)):
+    """Numeric columns with few distinct values (ties), K in ``classes``, no / integer / real weights."""
+    n = draw(st.integers(2, max_rows))
+    p = draw(st.integers(1, max_cols))
+    K = draw(st.sampled_from(classes))
+    kind = draw(st.sampled_from(["none", "integer", "real"]))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    X = rng.integers(0, draw(st.integers(2, max_values)), size=(n, p)) * 1.5 + rng.random(p)
+    y = rng.integers(0, K, size=n)
+    y[:2] = [0, 1]
+    w = None
+    if kind == "integer":
+        w = rng.integers(1, 5, size=n).astype(float)
+    elif kind == "real":
+        w = rng.random(n) + 0.05
+    return X, y, w
+
+
+def midpoints(X, y, w):
+    """The same data, its numeric columns encoded by every midpoint (the MurTree DP's binary columns)."""
+    return Dataset(X, y, w, numeric="thresholds")
+
+
+def close(a, b):
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-7)
+
+
+@settings(max_examples=300, **SETTINGS)
+@given(data=numeric_data(), depth=st.integers(0, 3), min_leaf=MIN_LEAF, penalty=PENALTIES)
+def test_equals_murtree_dp_on_all_midpoints(data, depth, min_leaf, penalty):
+    ds = midpoints(*data)
+    con = solve_contree(ds, depth, min_leaf, penalty)
+    dp = solve_dp(ds, depth, None, min_leaf, penalty)
+    assert (con.tree is None) == (dp.tree is None)
+    if dp.tree is not None:
+        assert con.status is Status.OPTIMAL and con.bound == con.objective
+        assert close(con.objective, dp.objective), (con.objective, dp.objective)
+        assert con.tree.depth <= depth
+
+
+@settings(max_examples=150, **SETTINGS)
+@given(data=numeric_data(max_rows=9, max_cols=2, max_values=4), depth=st.integers(1, 2), min_leaf=MIN_LEAF,
+       penalty=PENALTIES)
+def test_equals_brute_force(data, depth, min_leaf, penalty):
+    ds = midpoints(*data)
+    best = brute_force(ds, depth, min_leaf, penalty)[2**depth - 1]
+    con = solve_contree(ds, depth, min_leaf, penalty)
+    if best is None:
+        assert con.tree is None
+    else:
+        assert close(con.objective, best[0]), (con.objective, best[0])
+
+
+@settings(max_examples=60, **SETTINGS)
+@given(data=numeric_data(max_rows=30, max_cols=3, max_values=8), depth=st.integers(1, 3), penalty=PENALTIES,
+       min_leaf=MIN_LEAF)
+def test_every_switch_off_keeps_the_optimum(data, depth, penalty, min_leaf):
+    ds = midpoints(*data)
+    base = solve_contree(ds, depth, min_leaf, penalty).objective
+    for options in SWITCHES_OFF:
+        res = solve_contree(ds, depth, min_leaf, penalty, options=options)
+        assert close(res.objective, base), (options, res.objective, base)
+
+
+def test_three_classes_weighted_depth_three(rng):
+    X = rng.normal(size=(120, 4)).round(1)
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5).astype(int)
+    y[rng.random(120) < 0.2] = 2
+    w = rng.integers(1, 6, size=120).astype(float)
+    ds = midpoints(X, y, w)
+    con = solve_contree(ds, 3)
+    assert con.objective == solve_dp(ds, 3).objective
+    assert con.stats["tolerance"] == 0.0  # integer weights: exact arithmetic
+
+
+def test_mixed_numeric_categorical_and_missing_equals_dp(rng):
+    n = 60
+    frame = pd.DataFrame({
+        "size": rng.normal(size=n).round(1),
+        "colour": rng.choice(["red", "green", "blue"], size=n),
+        "flag": rng.integers(0, 2, size=n),
+        "age": np.where(rng.random(n) < 0.2, np.nan, rng.integers(20, 30, size=n)),
+    })
+    y = ((frame["size"] > 0) ^ (frame["colour"] == "red") | frame["age"].isna()).astype(int).to_numpy().copy()
+    y[rng.random(n) < 0.15] ^= 1
+    ds = Dataset(frame, y, numeric="thresholds")
+    space = ordered_features(ds)
+    assert space.numeric == 2 and len(space.ranks) == 2 + 3 + 1 + 1  # + one-hot colours, flag, "age is missing"
+    for depth in (1, 2, 3):
+        assert solve_contree(ds, depth).objective == solve_dp(ds, depth).objective
+    # the split space is the raw columns' midpoints whatever the numeric encoding chose
+    assert solve_contree(Dataset(frame, y), 2).objective == solve_contree(ds, 2).objective
+
+
+def test_time_limit_returns_a_verified_tree_and_a_valid_bound(rng):
+    X = rng.random((1500, 6)).round(3)
+    y = (X[:, 0] + X[:, 1] * X[:, 2] > 0.7).astype(int)
+    y[rng.random(1500) < 0.2] ^= 1
+    res = solve_contree(Dataset(X, y), max_depth=4, time_limit=0.3)
+    assert res.status is Status.TIME_LIMIT and res.stop_reason == "time_limit"
+    assert res.tree is not None and res.tree.depth <= 4
+    assert res.objective == Dataset(X, y).misclassifications(res.tree)
+    best2 = solve_contree(Dataset(X, y), max_depth=2).objective
+    assert 0.0 <= res.bound <= best2 - 0  # a depth-4 tree is never worse than the depth-2 optimum
+
+
+def test_breast_cancer_depth_two_is_22():
+    from odtmip.datasets import load
+
+    X, y = load("breast-cancer")
+    res = solve_contree(Dataset(X, y), max_depth=2)  # the default (bucket) encoding does not matter
+    assert res.status is Status.OPTIMAL and res.objective == 22.0
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"max_depth": -1}, "max_depth"),
+    ({"max_depth": 2.5}, "max_depth"),
+    ({"penalty": -1.0}, "penalty"),
+    ({"min_leaf": 0}, "min_leaf"),
+    ({"time_limit": 0}, "time_limit"),
+    ({"options": {"depth_two": False}}, "ContreeOptions"),
+])
+def test_bad_options_are_one_line_errors(kwargs, message):
+    ds = Dataset(np.array([[0.5], [1.5], [2.5]]), [0, 1, 0])
+    with pytest.raises(OptionError, match=message):
+        solve_contree(ds, **kwargs)
+
+
+def test_constant_columns_and_too_few_rows():
+    ds = Dataset(np.array([[1.0], [1.0], [1.0]]), [0, 1, 1])
+    res = solve_contree(ds, 3)
+    assert res.status is Status.OPTIMAL and res.objective == 1.0 and res.tree.n_branch_nodes == 0
+    assert ContreeSolver(ds, min_leaf=4).solve(2).status is Status.INFEASIBLE
+
+
+def test_solve_and_command_line(capsys):
+    import json
+
+    from odtmip import solve
+    from odtmip.cli import main
+    from odtmip.datasets import load
+
+    X, y = load("breast-cancer")
+    res = solve(Dataset(X, y), "contree", max_depth=2, max_gap=0.01)
+    assert res.objective == 22.0 and res.bound == 22.0  # ceil(0.99 x 22) = 22: the gap closes on integers
+    with pytest.raises(OptionError, match="max_gap"):
+        solve(Dataset(X, y), "contree", max_gap=1.0)
+    assert main(["fit", "breast-cancer", "--solver", "contree", "--depth", "2", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["status"] == "optimal" and record["misclassifications"] == 22.0
+    assert record["split_space"].startswith("every midpoint of 30 numeric column(s)")
+
+
+@settings(max_examples=40, **SETTINGS)
+@given(data=numeric_data(max_rows=30, max_values=8), depth=st.integers(2, 3), gap=st.sampled_from([0.1, 0.3, 0.6]))
+def test_relative_gap_bounds_the_optimum(data, depth, gap):
+    ds = midpoints(*data)
+    opt = solve_contree(ds, depth).objective
+    res = solve_contree(ds, depth, max_gap=gap)
+    assert res.bound <= opt + 1e-9 <= res.objective + 2e-9
+    assert res.objective * (1 - gap) <= opt + 1e-7
+
+
+def test_default_dp_searches_every_threshold_and_buckets_stay_a_choice():
+    from odtmip import solve
+    from odtmip.datasets import load
+
+    X, y = load("breast-cancer")
+    exact = solve(Dataset(X, y), "dp", max_depth=2)  # numeric="auto": every threshold (ConTree)
+    buckets = solve(Dataset(X, y, numeric="buckets"), "dp", max_depth=2)
+    assert exact.objective == 22.0 and buckets.objective == 98.0  # the deciles' optimum (issue #12)
+    assert "every midpoint" in exact.stats["split_space"] and "quantile buckets" in buckets.stats["split_space"]
+    # a problem ConTree does not take (a node limit) goes to the MurTree DP on every midpoint
+    small = Dataset(X.iloc[:80, :3], y[:80])
+    limited = solve(small, "dp", max_depth=2, max_nodes=2)
+    assert limited.objective == solve(Dataset(X.iloc[:80, :3], y[:80], numeric="thresholds"), "dp", max_depth=2,
+                                      max_nodes=2).objective
+    assert "every midpoint" in limited.stats["split_space"]
+
+
+def test_midpoint_columns_refuse_a_matrix_too_large(monkeypatch):
+    from odtmip import solve
+    from odtmip.dp import contree
+    from odtmip.exceptions import ResourceError
+
+    monkeypatch.setattr(contree, "MAX_MIDPOINT_CELLS", 100)
+    ds = Dataset(np.arange(40.0).reshape(20, 2), [0, 1] * 10)
+    with pytest.raises(ResourceError, match="38 binary columns for 20 rows"):
+        solve(ds, "dp", max_depth=2, max_nodes=2)
