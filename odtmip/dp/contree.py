@@ -69,6 +69,7 @@ from odtmip.dp.solver import (
     verify_tree,
 )
 from odtmip.exceptions import OptionError, ResourceError, VerificationError
+from odtmip.options import MEMORY_LIMIT
 from odtmip.results import SolveResult, Status
 from odtmip.tree import Split, branch, leaf
 
@@ -432,24 +433,33 @@ def solve_contree(dataset: Dataset, max_depth: int = 3, min_leaf: int = 1, penal
 
 def solve_numeric(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | None = None, min_leaf: int = 1,
                   penalty: float = 0.0, time_limit: float | None = None, options: DPOptions | None = None,
-                  leaf_penalty: float | None = None) -> SolveResult:
+                  leaf_penalty: float | None = None, memory_limit: float | None = MEMORY_LIMIT, metric=None,
+                  min_sensitivity: float | None = None, min_specificity: float | None = None,
+                  max_false_positives: float | None = None, max_false_negatives: float | None = None, positive=None,
+                  pareto_options=None) -> SolveResult:
     """The ``"dp"`` solver: :func:`~odtmip.dp.solve_dp`'s problem, over every threshold of the numeric columns when
     the dataset asks for it (:attr:`~odtmip.data.Dataset.every_threshold`, the default ``numeric="auto"``).
 
     Then ConTree solves it when it can (a depth limit, no node limit below 2^max_depth - 1, no leaf penalty, no
-    :class:`~odtmip.dp.DPOptions`), else the MurTree DP on binary columns at every midpoint. Otherwise the MurTree DP
-    on the dataset's own binary columns (explicit buckets or thresholds). ``stats["split_space"]`` names the splits
-    the optimum is over. Parameters as for :func:`~odtmip.dp.solve_dp`.
+    :class:`~odtmip.dp.DPOptions`, no two-class metric or target), else the MurTree DP (or its Pareto front) on
+    binary columns at every midpoint. Otherwise the MurTree DP on the dataset's own binary columns (explicit buckets
+    or thresholds). ``stats["split_space"]`` names the splits the optimum is over. Parameters as for
+    :func:`~odtmip.dp.solve_dp`.
     """
+    two_class = {"metric": metric, "min_sensitivity": min_sensitivity, "min_specificity": min_specificity,
+                 "max_false_positives": max_false_positives, "max_false_negatives": max_false_negatives,
+                 "positive": positive, "pareto_options": pareto_options}
+    dp = {"max_depth": max_depth, "max_nodes": max_nodes, "min_leaf": min_leaf, "penalty": penalty,
+          "time_limit": time_limit, "options": options, "leaf_penalty": leaf_penalty, "memory_limit": memory_limit,
+          **two_class}
     if not dataset.every_threshold:
-        res = solve_dp(dataset, max_depth, max_nodes, min_leaf, penalty, time_limit, options, leaf_penalty)
+        res = solve_dp(dataset, **dp)
         res.stats["split_space"] = f"the binary columns of the encoding ({dataset.encoder.describe()})"
         return res
     full = max_depth is not None and (max_nodes is None or max_nodes >= (1 << min(max_depth, 62)) - 1)
-    if full and leaf_penalty is None and options is None:
+    if full and leaf_penalty is None and options is None and all(v is None for v in two_class.values()):
         return solve_contree(dataset, max_depth, min_leaf, penalty, time_limit)
-    res = solve_dp(midpoint_columns(dataset), max_depth, max_nodes, min_leaf, penalty, time_limit, options,
-                   leaf_penalty)
+    res = solve_dp(midpoint_columns(dataset), **dp)
     res.stats["split_space"] = "every midpoint of the numeric columns, as binary columns"
     return res
 

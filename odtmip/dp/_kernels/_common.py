@@ -150,7 +150,7 @@ def check_clock(st, prm):
             now = clock()
             if now > prm.deadline:
                 st[S_TIMEOUT] = 1
-            if now * 1e6 >= st[S_NEXT_REPORT]:
+            if prm.report_every < INF and now * 1e6 >= st[S_NEXT_REPORT]:
                 st[S_NEXT_REPORT] = np.int64((now + prm.report_every) * 1e6)
                 with objmode():
                     _dp_hook()

@@ -96,6 +96,7 @@ class Switches(NamedTuple):
     use_cache: bool  # read optima and lower bounds from the cache
     upper_bound: bool  # solve children under upper bounds
     gap: float  # relative gap g of the root's threshold search: only splits below (1 - g) B are sought there
+    report_every: float = INF  # seconds between progress reports (none here)
 
 
 class Work(NamedTuple):
@@ -309,7 +310,7 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
     leafc, _ = leaf_cost(counts[0], K, COST_ERRORS)
     if d == 0 or m < 2 * min_rows or leafc <= tol:
         return leafc, True
-    if check_clock(st, prm.deadline):
+    if check_clock(st, prm):
         return leafc, False
     n_nodes = (np.int64(1) << d) - 1
     key = work.keys[level]
@@ -379,7 +380,7 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
                         work.pruned[P_INTERVAL] += (a - a0) + (b0 - b)
                 k = (a + b) >> 1
                 p = pos[k]
-                if check_clock(st, prm.deadline):
+                if check_clock(st, prm):
                     timed_out = True
                     break
                 mark_sides(rf, m, p, side)
