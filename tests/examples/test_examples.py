@@ -130,9 +130,15 @@ def test_pareto_front_example(tmp_path):
     assert_plots(out["figure"], tmp_path)
 
 
+def test_contree_example(tmp_path):
+    out = load_example("09_contree").main(verbose=False)
+    assert out["errors"] == {"DP, decile buckets": 98, "CART (greedy)": 33, "ConTree": 22, "DP, every midpoint": 22}
+    assert_plots(out["figure"], tmp_path)
+
+
 def test_every_example_has_a_test():
     tested = {"01_gunluk_teaching", "02_compare_formulations", "03_lp_bound", "04_warm_start", "05_oct_hole",
-              "06_binoct_trie", "07_sensitivity", "08_pareto_front"}
+              "06_binoct_trie", "07_sensitivity", "08_pareto_front", "09_contree"}
     assert {p.stem for p in EXAMPLES.glob("[0-9]*.py")} == tested
 
 
