@@ -14,10 +14,12 @@ How the data is encoded
 
 * **numpy arrays and other array-likes** must be numeric (as in scikit-learn; a string array is an error). A
   column of 0s and 1s is one binary feature; any other column is encoded by ``numeric``. With the default
-  ``numeric="thresholds"`` and ``n_thresholds=None`` the splits are ``x <= t`` for every midpoint t between
-  consecutive distinct training values, which realise every partition of the training rows an axis-aligned
-  threshold can make: for the DP the fit is then optimal over **all trees of univariate threshold splits** (the
-  split space of CART) within the depth and size limits. NaN is a missing value (routed as smaller than every
+  ``numeric="auto"`` the DP searches ``x <= t`` for every midpoint t between consecutive distinct training
+  values (by ConTree, without a column per midpoint), which realises every partition of the training rows an
+  axis-aligned threshold can make: the fit is then optimal over **all trees of univariate threshold splits** (the
+  split space of CART) within the depth and size limits; the MIP formulations get decile buckets there (their
+  own models). ``numeric="thresholds"`` gives every solver one binary column per midpoint (or per quantile
+  threshold, ``n_thresholds``). NaN is a missing value (routed as smaller than every
   number, with an extra ``is missing`` split), except for the formulations that read the raw numbers (``binoct``,
   ``oct``, ``oct-h``), which refuse it; infinite values are an error. Every distinct value adds a binary column,
   and the DP's work grows with their square: on large continuous data ``n_thresholds=k`` keeps the k quantile
@@ -69,7 +71,7 @@ __all__ = ["OptimalTreeClassifier"]
 
 #: The parameters that are not solver options, with their defaults. ``class_weight`` is scikit-learn's and takes the
 #: place of the Günlük model's option of that name: its C is ``class_weight={negative: C, positive: 1}``.
-_OWN = {"solver": "dp", "max_depth": 3, "class_weight": None, "numeric": "thresholds", "n_thresholds": None,
+_OWN = {"solver": "dp", "max_depth": 3, "class_weight": None, "numeric": "auto", "n_thresholds": None,
         "n_buckets": 10}
 
 #: Passed to the solvers that declare it, and ignored by the others (scikit-learn's convention for a seed).
@@ -134,8 +136,9 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
         limit, for the DP with ``leaf_penalty`` or ``penalty`` > 0 only.
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes, as in scikit-learn: multiplied into the sample weights, for every solver.
-    numeric : {"thresholds", "buckets"}, default="thresholds"
-        Encoding of numeric columns that are not 0/1 (see the module docstring and :mod:`odtmip.binarize`).
+    numeric : {"auto", "thresholds", "buckets"}, default="auto"
+        Encoding of numeric columns that are not 0/1 (see the module docstring and :mod:`odtmip.binarize`):
+        ``auto``, every threshold for the DP (ConTree) and decile buckets for the MIP formulations.
     n_thresholds : int or None, default=None
         ``numeric="thresholds"``: the number of quantile thresholds per column; None: every midpoint (exact over
         all threshold splits).
@@ -188,16 +191,19 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
     >>> clf = OptimalTreeClassifier(max_depth=2).fit(X, y)
     >>> clf.status_.value, clf.objective_, round(clf.score(X, y), 3)  # 6 errors: the optimum at depth 2
     ('optimal', 6.0, 0.96)
-    >>> print(clf.tree_)
-    |--- petal length (cm) <= 2.45
-    |   class: 0  (50/50)
-    |--- petal length (cm) > 2.45
+    >>> print(clf.tree_)  # one of the optimal trees (ConTree's; the DP on all midpoints picks one of 2 splits)
+    |--- petal length (cm) <= 4.45
+    |   |--- petal length (cm) <= 2.45
+    |   |   class: 0  (50/50)
+    |   |--- petal length (cm) > 2.45
+    |   |   class: 1  (29/29)
+    |--- petal length (cm) > 4.45
     |   |--- petal width (cm) <= 1.65
-    |   |   class: 1  (48/52)
+    |   |   class: 1  (19/23)
     |   |--- petal width (cm) > 1.65
     |   |   class: 2  (46/48)
     >>> cross_val_score(OptimalTreeClassifier(max_depth=2), X, y, cv=5).round(3).tolist()
-    [0.933, 0.967, 0.867, 0.867, 1.0]
+    [0.933, 0.967, 0.867, 0.933, 1.0]
     """
 
     def __init__(self, **params):  # the signature scikit-learn sees is _signature()

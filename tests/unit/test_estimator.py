@@ -88,7 +88,7 @@ def _frame():
 def test_the_fit_is_odtmip_solve_on_the_same_dataset(solver):
     X, y = _numeric()
     clf = OptimalTreeClassifier(solver=solver, max_depth=1, time_limit=60).fit(X, y)
-    result = odtmip.solve(Dataset(X, y, numeric="thresholds"), solver, max_depth=1, time_limit=60)
+    result = odtmip.solve(Dataset(X, y), solver, max_depth=1, time_limit=60)
     assert clf.tree_ == result.tree and clf.objective_ == result.objective and clf.bound_ == result.bound
     assert clf.status_ is result.status is odtmip.Status.OPTIMAL and clf.optimal_ and clf.gap_ == 0
     assert clf.stats_.keys() == result.stats.keys()
@@ -148,7 +148,7 @@ def test_a_dataframe_keeps_its_categorical_column_and_names():
     assert clf.objective_ == 0 and (clf.predict(X) == y).all()
     kinds = {node.split.kind for node in clf.tree_.nodes if not node.is_leaf}
     assert "subset" in kinds  # the colour is split as a category, not as numbers
-    assert clf.tree_ == odtmip.solve(Dataset(X, y, numeric="thresholds"), "dp", max_depth=2).tree
+    assert clf.tree_ == odtmip.solve(Dataset(X, y), "dp", max_depth=2).tree
 
 
 @pytest.mark.parametrize("change, named", [
