@@ -970,6 +970,13 @@ def dp_equivalent(data: Dataset, options: OCTOptions = OCTOptions()) -> tuple[Da
     For OCT-H only thresholds whose scaled gap is at least mu are kept: the DP then searches the axis-aligned
     trees OCT-H can represent, an upper bound (used as its warm start).
     """
+    columns, penalty, min_leaf = dp_columns(data, options)
+    return data.derive(columns), penalty, min_leaf
+
+
+def dp_columns(data: Dataset, options: OCTOptions = OCTOptions()) -> tuple[list[BinaryColumn], float, int]:  # noqa: B008
+    """The binary columns of :func:`dp_equivalent`'s dataset (not built: ConTree searches them on the raw columns),
+    its penalty and minimum leaf size."""
     od = prepare(data, options)  # raises for OCT-H on categorical data
     group_of = {g.column: gi for gi, g in enumerate(data.groups)}
     columns: list[BinaryColumn] = []
@@ -985,7 +992,7 @@ def dp_equivalent(data: Dataset, options: OCTOptions = OCTOptions()) -> tuple[Da
                 continue
             t = float((f.values[k] + f.values[k + 1]) / 2)
             columns.append(BinaryColumn(f"{name}>{t:.6g}", Split("threshold", (f.column,), threshold=t), g))
-    return data.derive(columns), options.alpha * od.normaliser, options.min_leaf
+    return columns, options.alpha * od.normaliser, options.min_leaf
 
 
 # ------------------------------------------------------------------------------------------- solve
@@ -1091,11 +1098,11 @@ def _dp_starts(data: Dataset, max_depth: int, options: OCTOptions) -> list[DPPro
     """:func:`dp_equivalent` at depth D: OCT's own optimum (solved by ConTree on the raw columns), and for OCT-H
     the best axis-aligned tree it can represent (an upper bound); nothing when no column has a threshold (HiGHS
     finds the single leaf)."""
-    derived, penalty, min_leaf = dp_equivalent(data, options)
-    if derived.n_binary == 0 or rates.constrained(options) and min_leaf > 1:
+    columns, penalty, min_leaf = dp_columns(data, options)
+    if not columns or rates.constrained(options) and min_leaf > 1:
         return []
-    view, two_class = rates.dp_view(data, derived, options)
-    if options.hyperplanes or two_class:  # OCT-H's representable thresholds; a target: the front on the columns
+    if options.hyperplanes or rates.constrained(options):  # OCT-H's thresholds; a target: the front on the columns
+        view, two_class = rates.dp_view(data, data.derive(columns), options)
         return [DPProblem(view, max_depth, max_depth, exact=False, penalty=penalty, min_leaf=min_leaf,
                           two_class=two_class)]
     raw, _ = rates.dp_view(data, data, options)  # a class weight: as row weights
@@ -1107,12 +1114,12 @@ def _dp_problem(data: Dataset, max_depth: int, options: OCTOptions) -> DPProblem
     floored)."""
     if options.hyperplanes:
         raise OptionError("OCT-H has no DP equivalent (hyperplane splits); check the axis-aligned OCT")
-    derived, penalty, min_leaf = dp_equivalent(data, options)
+    columns, penalty, min_leaf = dp_columns(data, options)
     exact = not prepare(data, options).floored
-    view, two_class = rates.dp_view(data, derived, options)
-    if two_class:  # the loss is the DP's objective, the missed weight under the target
+    if rates.constrained(options):  # the loss is the DP's objective, the missed weight under the target
         if min_leaf > 1:
             raise OptionError("the DP's sensitivity/specificity targets have no minimum leaf size (N_min)")
+        view, two_class = rates.dp_view(data, data.derive(columns), options)
         return DPProblem(view, max_depth, max_depth, exact, two_class=two_class)
     # ConTree searches the same splits (every midpoint, every level) without a column per midpoint; a class
     # weight as row weights
