@@ -381,6 +381,14 @@ def masked_weight(a, b, wts, unit):
     return _and_weight(a, b, np.uint64(0), wts, unit)
 
 
+@njit(cache=NUMBA_CACHE, inline="always")
+def copy_words(dst, src):
+    """``dst[:] = src`` for two bitsets of the same length, as a loop: numba's slice assignment checks the shapes
+    and compiles the formatting of its error message into every kernel that uses it (seconds of compile time)."""
+    for i in range(src.shape[0]):
+        dst[i] = src[i]
+
+
 @njit(cache=NUMBA_CACHE)
 def hash_key(key):
     """64-bit hash of a bitset key (splitmix-style mixing of every word)."""

@@ -73,6 +73,7 @@ from odtmip.dp._kernels._common import (
     Params,
     check_clock,
     class_counts,
+    copy_words,
     effective_budget,
     leaf_cost,
     lex_le,
@@ -193,7 +194,7 @@ def archive_subproblem(archive, D, k, d):
                 diff += popcount(abits[d, t, i] ^ D[i])
             if diff < best:
                 j, best = t, diff
-    abits[d, j, :] = D
+    copy_words(abits[d, j], D)
     akeys[d, j] = k
 
 
@@ -382,8 +383,8 @@ def _split_children(fb, cbits, wts, yv, zbits, prm, D, cnt, DL, DR, cL, cR):
 def _child_keys(key, f, key_l, key_r):
     """Branch-cache keys of the children on feature ``f``: the parent's path literals ``key`` plus 2f (f absent)
     or 2f + 1 (f present)."""
-    key_l[:] = key
-    key_r[:] = key
+    copy_words(key_l, key)
+    copy_words(key_r, key)
     key_l[(2 * f) >> 6] |= np.uint64(1) << np.uint64((2 * f) & 63)
     key_r[(2 * f + 1) >> 6] |= np.uint64(1) << np.uint64((2 * f + 1) & 63)
 
@@ -619,8 +620,8 @@ def split_bound(s, key, d, n):
         if prm.branch_keys:
             _child_keys(key, f, key_l, key_r)
         else:
-            key_l[:] = DL
-            key_r[:] = DR
+            copy_words(key_l, DL)
+            copy_words(key_r, DR)
         k_l, k_r = key_index(cache, key_l, False, st), key_index(cache, key_r, False, st)
         for nl in range(min_l, max_l + 1):
             dl, nl_ = min(d - 1, nl), nl
