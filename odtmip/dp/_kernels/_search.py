@@ -22,6 +22,12 @@ How the bounds of [OSDT] (a best-first search over leaf sets) act in this recurs
 * Leaf support (Theorem 3.3) and the leaf count (Theorem C.1, per subproblem):
   :func:`~odtmip.dp._kernels._common.effective_budget` shrinks the budget of every subproblem (and of the
   root, which makes a search without a depth limit finite). That budget is the subproblem's cache budget.
+  The leaf count applies to the upper bound u of a child as well (T_c any tree of cost u): a tree within
+  the bound has at most floor((u - E) / penalty) branch nodes, so the child is searched, cached and
+  recorded in its parent's entry at that smaller budget (:func:`~odtmip.dp._kernels._common.cap_budget`),
+  whose optimum is the same whenever it is within the bound; a child found infeasible under u is
+  infeasible at its full budget too. With a tight incumbent this bounds the depth of a deep sparse search
+  by what the incumbent leaves to pay for branch nodes.
 * Incremental accuracy (Theorem 3.4): before the children of a split are searched, each child is either a
   leaf (its cost is known) or a subtree with at least one more split (cost >= max(its lower bound, its
   equivalent points + penalty)); the pair of leaves only counts when it beats the incumbent, which is at
@@ -71,6 +77,7 @@ from odtmip.dp._kernels._common import (
     S_TIMEOUT,
     Data,
     Params,
+    cap_budget,
     check_clock,
     class_counts,
     copy_words,
@@ -428,6 +435,7 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
     K, minrows, code, pen, tol = prm.n_classes, prm.min_rows, prm.cost, prm.penalty, prm.tol
     sparse = pen > 0.0  # the [OSDT] bounds below only prune with a positive penalty
     inc_acc = sparse and prm.incremental_accuracy
+    ub_leaf_bound = sparse and prm.leaf_bound and prm.upper_bound
     if check_clock(st, prm) or st[S_FULL]:
         return NO_TREE
     D, cnt = lbits[lvl, side], lcnt[lvl, side]
@@ -523,12 +531,14 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
                 continue
             # the first child under the UB minus the second's bound, the second under the UB minus the first
             if left_first:
-                s1, d1, n1, s2, d2, n2 = 0, dl, nl_, 1, dr, nr_
+                s1, d1, n1, e1, s2, d2, n2, e2 = 0, dl, nl_, eq_l, 1, dr, nr_, eq_r
                 lb2c, lb2n = _leaf_or_split(lb_rc, lb_rn, leaf_r, eq_r, nr_, pen, tol, inc_acc)
             else:
-                s1, d1, n1, s2, d2, n2 = 1, dr, nr_, 0, dl, nl_
+                s1, d1, n1, e1, s2, d2, n2, e2 = 1, dr, nr_, eq_r, 0, dl, nl_, eq_l
                 lb2c, lb2n = _leaf_or_split(lb_lc, lb_ln, leaf_l, eq_l, nl_, pen, tol, inc_acc)
             u1c, u1n = _child_ub(prm.upper_bound, tc, tn, pen, lb2c, lb2n)
+            if ub_leaf_bound and (u1c - e1 + tol) / pen < d1:
+                d1, n1 = cap_budget(d1, n1, (u1c - e1 + tol) / pen)
             r1c, r1n, r1d = solve_node(s, lvl + 1, s1, d1, n1, u1c, u1n)
             stop = st[S_TIMEOUT] != 0 or st[S_FULL] != 0
             if stop:
@@ -536,6 +546,8 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
             r2c, r2n, r2d = NO_TREE
             if r1c < INF:
                 u2c, u2n = _child_ub(prm.upper_bound, tc, tn, pen, r1c, r1n)
+                if ub_leaf_bound and (u2c - e2 + tol) / pen < d2:
+                    d2, n2 = cap_budget(d2, n2, (u2c - e2 + tol) / pen)
                 r2c, r2n, r2d = solve_node(s, lvl + 1, s2, d2, n2, u2c, u2n)
                 stop = st[S_TIMEOUT] != 0 or st[S_FULL] != 0
                 if stop:
@@ -555,7 +567,8 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
             if not has_best or lex_lt(vc, vn, bc, bn, tol):
                 has_best = True
                 bc, bn, bd, bf = vc, vn, 1 + max(r1d, r2d), np.int64(f)
-                bpl, bpr = pack_budget(dl, nl_), pack_budget(dr, nr_)
+                bpl, bpr = (pack_budget(d1, n1), pack_budget(d2, n2)) if left_first else (pack_budget(d2, n2),
+                                                                                         pack_budget(d1, n1))
                 tc, tn = bc, bn - 1
                 if lvl == 0:
                     _record_incumbent(s.incumbent, bc, bn, bf, bpl, bpr, tol)
