@@ -375,6 +375,11 @@ def warm_up() -> float:
             ds = Dataset(X, y, weights)
             DPSolver(ds, options=DPOptions(counting=counting)).solve(max_depth=3, time_limit=3600.0)
             DPSolver(ds, leaf_penalty=0.02, options=DPOptions(counting=counting)).solve(max_depth=None)
+            # a search stopped at its second node: the kernels of a stopped search's bound, compiled here and not
+            # inside the first solve that reaches its time limit
+            stopped = DPSolver(ds, leaf_penalty=0.02, options=DPOptions(counting=counting))
+            stopped._params = stopped._params._replace(node_limit=1)
+            stopped.solve(max_depth=3)
     _WARM["seconds"] = time.perf_counter() - t0
     logger.debug("odtmip.dp kernels ready in %.2f s", _WARM["seconds"])
     return _WARM["seconds"]
