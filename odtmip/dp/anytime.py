@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from odtmip.dp._kernels._common import CNT_EQUIV, N_STATS, S_TIMEOUT, lex_lt
+from odtmip.dp._kernels._common import CNT_EQUIV, N_STATS, S_TIMEOUT
 from odtmip.dp._kernels._depth2 import R_FEATURE, R_LEFT, R_NODES, R_RIGHT, solve_terminal
 
 
@@ -90,7 +90,7 @@ def greedy_tree(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, dep
         left, right = grow(rows[~present], r - 1), grow(rows[present], r - 1)
         sub = Greedy((f, left.spec, right.spec), left.cost + right.cost + penalty, left.nodes + right.nodes + 1,
                      1 + max(left.depth, right.depth))
-        return sub if lex_lt(sub.cost, sub.nodes, leaf.cost, 0, tol) else leaf
+        return sub if sub.cost < leaf.cost - tol else leaf  # lexicographically better than the leaf (0 nodes)
 
     return grow(np.arange(len(y)), depth)
 
