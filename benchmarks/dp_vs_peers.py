@@ -2,17 +2,27 @@
 
 Usage::
 
-    python benchmarks/dp_vs_peers.py                       # default datasets, depths 2 3 4, 600 s per run
-    python benchmarks/dp_vs_peers.py --datasets anneal vehicle --depths 3 4 --time-limit 60
+    python benchmarks/dp_vs_peers.py                       # every set in <data>/binary, depths 2-5, 600 s per run
+    python benchmarks/dp_vs_peers.py --datasets anneal vehicle --depths 3 4 --time-limit 60 --anytime 0
 
 Every run (one solver, one dataset, one depth) is a fresh subprocess, so peak memory can be measured for the
 C++ solvers too: the worker reports ``resource.getrusage(RUSAGE_SELF).ru_maxrss`` (peak resident set of
 the whole process, imports included, so it has a baseline of the interpreter plus numpy/numba or the
-extension module; tracemalloc would miss C++ allocations). Times are wall-clock seconds of the solve call
-only: ``solve_dp`` (including odtmip's column preprocessing, excluding the Dataset construction) and
-``fit`` for the peers (including their own data conversion). odtmip's kernels are compiled or loaded from
-the numba disk cache before the clock starts; the load time per worker and a fresh compile time (numba
-disk cache off, one extra subprocess) are printed separately.
+extension module; tracemalloc would miss C++ allocations). Two times per run:
+
+* **in-process**: wall-clock seconds of the solve call only: ``solve_dp`` (including odtmip's column
+  preprocessing, excluding the Dataset construction) and ``fit`` for the peers (including their own data
+  conversion); odtmip's kernels are compiled or loaded from the numba disk cache before the clock starts;
+* **whole-process**: wall-clock seconds of the worker subprocess, start to exit (the interpreter, imports,
+  reading the data, loading odtmip's kernels from the numba disk cache, the solve).
+
+The load time per worker and a fresh compile time (numba disk cache off, one extra subprocess) are printed
+separately. Per depth the summary gives the median and the worst odtmip/STreeD ratio of both times over the
+sets both solved.
+
+Anytime quality (``--anytime N``, default 4): for the N sets where odtmip took longest at the deepest depth,
+one more odtmip run records its progress (best objective and lower bound over time, the lines of
+:mod:`odtmip.progress`) next to the training errors of CART (scikit-learn, same depth, same columns).
 
 All solvers minimise training misclassifications at the given depth with the full node budget
 (2^d - 1); the script checks that every finished run reports the same optimum. It never asserts on time.
@@ -23,19 +33,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import time
 import warnings
 from pathlib import Path
 
-from _peers import Table, data_folder, dataset_path, fresh_compile_seconds, installed, run_worker
+from _peers import data_folder, dataset_path, fresh_compile_seconds, installed, run_worker
 
-DEFAULT_DATASETS = [
-    "anneal", "audiology", "australian-credit", "breast-wisconsin", "diabetes", "german-credit",
-    "heart-cleveland", "hepatitis", "hypothyroid", "kr-vs-kp", "lymph", "primary-tumor", "soybean",
-    "tic-tac-toe", "vehicle", "vote", "yeast",
-]
 SOLVERS = ("odtmip", "streed", "dl85")
+#: Seconds between two progress points of an anytime run.
+ANYTIME_INTERVAL = 0.5
 
 
 # ----------------------------------------------------------------------------------------------- worker
@@ -83,30 +91,77 @@ def worker(solver: str, path: str, depth: int, limit: float) -> dict:
     return out
 
 
+def anytime_worker(path: str, depth: int, limit: float) -> dict:
+    """odtmip's progress over one run: ``points`` (seconds, best objective, lower bound), the final result, and
+    the training errors of CART at the same depth on the same columns."""
+    import logging
+
+    import numpy as np
+    from sklearn.tree import DecisionTreeClassifier
+
+    from odtmip import progress
+    from odtmip.data import Dataset
+    from odtmip.dp import solve_dp, warm_up
+
+    A = np.loadtxt(path, dtype=np.int64)
+    y, X = A[:, 0], A[:, 1:]
+    warm_up()
+    points = []
+
+    class Points(logging.Handler):
+        def emit(self, record):  # the arguments of progress.Reporter's line: solver, seconds, best, bound, gap
+            _, seconds, best, bound, _ = record.args
+            points.append((seconds, float(best) if best != "-" else None, float(bound) if bound != "-" else None))
+
+    progress.INTERVAL = ANYTIME_INTERVAL
+    progress.logger.addHandler(Points())
+    progress.logger.setLevel(logging.INFO)
+    progress.logger.propagate = False
+    res = solve_dp(Dataset(X, y), depth, time_limit=limit)
+    cart = DecisionTreeClassifier(max_depth=depth, random_state=0).fit(X, y)
+    return {"points": points, "seconds": res.seconds, "objective": res.objective, "bound": res.bound,
+            "greedy": res.stats.get("greedy_objective"), "cart": float((cart.predict(X) != y).sum())}
+
+
 def available(solver: str) -> bool:
     return installed({"odtmip": "odtmip.dp", "streed": "pystreed", "dl85": "pydl85"}[solver])
 
 
 def run(solver: str, path: Path, depth: int, limit: float) -> dict:
-    return run_worker(__file__, solver, [str(path), str(depth), str(limit)], limit)
+    """One run in a worker process, with the process's wall-clock seconds as ``process_seconds``."""
+    t0 = time.perf_counter()
+    out = run_worker(__file__, solver, [str(path), str(depth), str(limit)], limit)
+    out["process_seconds"] = time.perf_counter() - t0
+    return out
+
+
+def _ratio_summary(label: str, ratios: list[tuple[float, str]]) -> str:
+    worst = max(ratios)
+    return (f"{label} median {statistics.median(q for q, _ in ratios):.2f}, worst {worst[0]:.2f} ({worst[1]})")
 
 
 # ----------------------------------------------------------------------------------------------- main
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", nargs="+", default=DEFAULT_DATASETS, help="names in <data>/binary")
-    parser.add_argument("--depths", nargs="+", type=int, default=[2, 3, 4])
+    parser.add_argument("--datasets", nargs="+", default=None, help="names in <data>/binary (default: all)")
+    parser.add_argument("--depths", nargs="+", type=int, default=[2, 3, 4, 5])
     parser.add_argument("--time-limit", type=float, default=600.0, help="seconds per run")
     parser.add_argument("--data", default=None, help="data folder (default $ODTMIP_DATA or ../shared/datasets)")
     parser.add_argument("--solvers", nargs="+", default=list(SOLVERS), choices=SOLVERS)
+    parser.add_argument("--anytime", type=int, default=4, metavar="N",
+                        help="progress curves of odtmip for the N slowest sets (default 4; 0: none)")
     parser.add_argument("--worker", nargs=4, metavar=("SOLVER", "PATH", "DEPTH", "LIMIT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         solver, path, depth, limit = args.worker
-        print(json.dumps(worker(solver, path, int(depth), float(limit))))
+        work = anytime_worker(path, int(depth), float(limit)) if solver == "anytime" else worker(
+            solver, path, int(depth), float(limit))
+        print(json.dumps(work))
         return 0
 
     folder = data_folder(args.data)
+    if args.datasets is None:
+        args.datasets = sorted(p.name.split(".")[0] for p in (folder / "binary").glob("*.txt*"))
     solvers = []
     for s in args.solvers:
         if available(s):
@@ -115,20 +170,80 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{s}: not installed, skipped")
     if "odtmip" in solvers:
         print(f"odtmip JIT compile (fresh, numba disk cache off): {fresh_compile_seconds():.1f} s")
-    table = Table("streed", 1e-6)
-    header = f"{'dataset':<20}{'d':>3}  " + "".join(f"{s + ' s':>11}{'MB':>7}" for s in solvers)
-    header += f"{'errors':>9}{'ratio':>8}"
+    ratios: dict[int, list[tuple[float, str]]] = {d: [] for d in args.depths}
+    process_ratios: dict[int, list[tuple[float, str]]] = {d: [] for d in args.depths}
+    slowest: list[tuple[float, str, Path]] = []  # odtmip's seconds at the deepest depth
+    header = f"{'dataset':<20}{'d':>2}  " + "".join(f"{s + ' s':>11}{'proc s':>8}{'MB':>7}" for s in solvers)
+    header += f"{'errors':>9}{'ratio':>7}{'proc':>6}"
     print(header)
     print("-" * len(header))
+    disagreements = []
+    load_times = []
     for name in args.datasets:
         path = dataset_path(folder, name)
         if path is None:
             print(f"{name}: not found in {folder / 'binary'}")
             continue
         for depth in args.depths:
-            table.add(f"{name:<20}", depth, {s: run(s, path, depth, args.time_limit) for s in solvers})
-    table.summary()
+            results = {s: run(s, path, depth, args.time_limit) for s in solvers}
+            cells, errors = [], set()
+            for s in solvers:
+                r = results[s]
+                if "error" in r:
+                    cells.append(f"{'ERR':>11}{'':>15}")
+                    continue
+                mark = "" if r["optimal"] else "*"
+                cells.append(f"{r['seconds']:>10.3f}{mark or ' '}{r['process_seconds']:>8.2f}{r['max_rss_mb']:>7.0f}")
+                if r["optimal"]:
+                    errors.add(r["errors"])
+                if "load_seconds" in r:
+                    load_times.append(r["load_seconds"])
+            ratio = ""
+            a, b = results.get("odtmip", {}), results.get("streed", {})
+            if depth == max(args.depths) and "seconds" in a:
+                slowest.append((a["seconds"], name, path))
+            if a.get("optimal") and b.get("optimal"):
+                q = a["seconds"] / max(b["seconds"], 1e-6)
+                qp = a["process_seconds"] / max(b["process_seconds"], 1e-6)
+                ratios[depth].append((q, name))
+                process_ratios[depth].append((qp, name))
+                ratio = f"{q:>7.2f}{qp:>6.2f}"
+            err = "/".join(f"{e:g}" for e in sorted(errors)) if errors else "-"
+            if len(errors) > 1:
+                disagreements.append((name, depth, results))
+                err += " !"
+            print(f"{name:<20}{depth:>2}  " + "".join(cells) + f"{err:>9}{ratio:>13}", flush=True)
+    print()
+    for depth in args.depths:
+        if ratios[depth]:
+            print(f"depth {depth}, odtmip/STreeD over {len(ratios[depth])} sets: "
+                  f"{_ratio_summary('in-process', ratios[depth])}; "
+                  f"{_ratio_summary('whole-process', process_ratios[depth])}")
+    if load_times:
+        print(f"odtmip kernel load per worker (numba disk cache): median {statistics.median(load_times):.2f} s")
+    print("* = time limit reached (not proven optimal); MB = peak RSS of the worker process")
+    if disagreements:
+        print("OPTIMA DISAGREE:")
+        for name, depth, results in disagreements:
+            print(f"  {name} depth {depth}: {results}")
+    if "odtmip" in solvers and args.anytime > 0:
+        _anytime_curves(sorted(slowest, reverse=True)[: args.anytime], max(args.depths), args.time_limit)
     return 0
+
+
+def _anytime_curves(sets: list[tuple[float, str, Path]], depth: int, limit: float) -> None:
+    """Print odtmip's best objective and bound over time for ``sets`` at ``depth``, with CART's errors."""
+    print(f"\nanytime quality at depth {depth} (odtmip's best objective / lower bound over time; CART's errors)")
+    for _, name, path in sets:
+        r = run_worker(__file__, "anytime", [str(path), str(depth), str(limit)], limit)
+        if "error" in r:
+            print(f"{name}: {r['error']}")
+            continue
+        curve = "  ".join(f"{t:.1f}s {b if b is not None else '-'}/{lb if lb is not None else '-'}"
+                          for t, b, lb in r["points"])
+        print(f"{name:<20} CART {r['cart']:g}  greedy {r['greedy']}  final {r['objective']:g}/{r['bound']:g} "
+              f"at {r['seconds']:.1f}s")
+        print(f"{'':<20} {curve or '(finished before the first progress line)'}")
 
 
 if __name__ == "__main__":

@@ -263,7 +263,7 @@ def result_record(result: SolveResult, data: Dataset) -> dict:
         "n_leaves": None if tree is None else tree.n_leaves,
         "seconds": result.seconds,
     }
-    for key in ("nodes", "build_seconds", "solve_seconds", "warm_start_accepted"):
+    for key in ("nodes", "build_seconds", "solve_seconds", "compile_seconds", "warm_start_accepted"):
         if key in result.stats:
             record[key] = result.stats[key]
     if tree is not None and data.n_classes == 2:  # recomputed rates, the solve's positive class (default index 1)
@@ -296,7 +296,9 @@ def _cmd_fit(args) -> int:
     print(f"data: {args.data}: {data.describe()}")
     if result.tree is not None:
         print(result.tree.to_text())
-    print(f"solver: {record['solver']}  status: {record['status']}  time: {result.seconds:.3f} s")
+    compiled = result.stats.get("compile_seconds", 0.0)
+    print(f"solver: {record['solver']}  status: {record['status']}  time: {result.seconds:.3f} s"
+          + (f" (+ {compiled:.3f} s compiling the DP kernels)" if compiled else ""))
     print(f"optimal over: {record['split_space']}")
     if result.tree is not None:
         print(f"training accuracy: {record['accuracy']:.4f}  "

@@ -19,6 +19,8 @@ One row per run (:data:`COLUMNS`) holds, besides the run's key:
 * effort: ``seconds`` (the whole call, the LP bound included), ``build_seconds``, ``handoff_seconds``,
   ``solve_seconds``, ``lp_seconds``, ``nodes``, ``lp_iterations``, and ``first_incumbent_seconds``,
   ``best_seconds`` and ``proof_seconds``, counted from the start of the call without the LP bound's solve;
+  ``compile_seconds``: the DP kernels' JIT compilation (or loading from numba's cache) that the run triggered,
+  counted in none of the other times (0 once the process has them);
 * the reference: ``dp_optimum`` (the DP optimum in the formulation's units), ``dp_misclassifications`` (of the DP
   tree), ``dp_status``, ``dp_seconds``, ``verdict`` (``agree``, ``disagree``, ``unproven``) and ``agree``
   (True, False, or None when unproven or without a DP equivalent);
@@ -79,7 +81,7 @@ COLUMNS = (
     "key", "dataset", "n_samples", "n_features", "solver", "variant", "options", "depth", "warm_start", "seed",
     "threads", "time_limit",
     "status", "stop_reason", "objective", "misclassifications", "accuracy", "bound", "gap", "bound_errors",
-    "seconds", "build_seconds", "handoff_seconds", "solve_seconds", "lp_seconds",
+    "seconds", "build_seconds", "handoff_seconds", "solve_seconds", "lp_seconds", "compile_seconds",
     "first_incumbent_seconds", "best_seconds", "proof_seconds",
     "n_variables", "n_binaries", "n_constraints", "n_nonzeros",
     "lp_bound", "lp_bound_errors", "root_bound", "root_bound_errors", "root_gap", "nodes", "lp_iterations",
@@ -341,7 +343,7 @@ def _mip_columns(mip: SolveResult, data: Dataset) -> dict:
         "bound": _number(mip.bound), "gap": mip.gap,
         "seconds": mip.seconds, "build_seconds": _number(s.get("build_seconds")),
         "handoff_seconds": _number(s.get("handoff_seconds")), "solve_seconds": _number(s.get("solve_seconds")),
-        "lp_seconds": _number(s.get("lp_seconds")),
+        "lp_seconds": _number(s.get("lp_seconds")), "compile_seconds": s.get("compile_seconds", 0.0),
         "first_incumbent_seconds": math.nan if first is None else offset + first,
         "best_seconds": math.nan if best is None else offset + best,
         "proof_seconds": (offset + s.get("solve_seconds", mip.seconds)) if mip.optimal else math.nan,
@@ -373,6 +375,7 @@ def _dp_columns(report, data: Dataset, row: dict) -> dict:
         "dp_misclassifications": math.nan if dp.tree is None else data.misclassifications(dp.tree),
         "dp_status": dp.status.value,
         "dp_seconds": dp.seconds + (0.0 if report.dp_deep is dp else report.dp_deep.seconds),
+        "compile_seconds": report.compile_seconds,
         "verdict": report.verdict, "agree": None if report.verdict == "unproven" else report.agree,
         **{f"{name}_errors": row[name] * problem.scale - problem.offset
            for name in ("bound", "lp_bound", "root_bound")},

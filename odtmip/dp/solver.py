@@ -68,10 +68,14 @@ Arithmetic (:func:`tie_tolerance`): objectives are float64, and two objectives c
 
 The tolerance used is reported as ``stats["tolerance"]``.
 
-Anytime behaviour: with a time limit the compiled loop reads the clock every 256 search nodes; at the
-deadline it unwinds without caching anything from the interrupted loops ([MurTree] §4.6) and the best
-root configuration finished so far (or the warm start, or the leaf) is returned with ``Status.TIME_LIMIT``
-and the cached lower bound of the root.
+Anytime behaviour: before the search, a greedy tree (CART's splits with optimal depth-two bottoms,
+:mod:`odtmip.dp.anytime`; never worse than CART at the same depth) is the first incumbent and the root's upper
+bound. With a time limit the compiled loop reads the clock every 256 search nodes; at the deadline it unwinds
+without caching anything from the interrupted loops ([MurTree] §4.6) and the best tree known (the best root
+configuration finished so far, the optimum of a shallower depth, or the greedy tree) is returned with
+``Status.TIME_LIMIT`` and a lower bound valid at any moment: the root's cached bound, the equivalent points,
+and the least bound over all root splits from what the cache knows about their children
+(:func:`~odtmip.dp._kernels._search.split_bound`). Progress lines report the same incumbent and bound.
 
 References
 ----------
@@ -111,7 +115,9 @@ from odtmip.dp._kernels._search import (
     optimal_entry,
     root_bound,
     solve_node,
+    split_bound,
 )
+from odtmip.dp.anytime import greedy_tree, terminal_solver
 from odtmip.exceptions import OptionError, ResourceError, VerificationError
 from odtmip.options import MEMORY_LIMIT
 from odtmip.results import SolveResult, Status
@@ -369,6 +375,11 @@ def warm_up() -> float:
             ds = Dataset(X, y, weights)
             DPSolver(ds, options=DPOptions(counting=counting)).solve(max_depth=3, time_limit=3600.0)
             DPSolver(ds, leaf_penalty=0.02, options=DPOptions(counting=counting)).solve(max_depth=None)
+            # a search stopped at its second node: the kernels of a stopped search's bound, compiled here and not
+            # inside the first solve that reaches its time limit
+            stopped = DPSolver(ds, leaf_penalty=0.02, options=DPOptions(counting=counting))
+            stopped._params = stopped._params._replace(node_limit=1)
+            stopped.solve(max_depth=3)
     _WARM["seconds"] = time.perf_counter() - t0
     logger.debug("odtmip.dp kernels ready in %.2f s", _WARM["seconds"])
     return _WARM["seconds"]
@@ -564,8 +575,15 @@ class DPSolver:
         self._reporter = progress.Reporter("dp", t0)
         totals = np.zeros(kcommon.N_STATS, dtype=np.int64)
         grows = 0
-        warm = None  # (spec, objective, nodes, depth budget, node budget) of the best tree of a shallower solve
         eq = self.equivalent_points_weight
+        # the greedy tree (odtmip.dp.anytime) is the first incumbent and the search's upper bound; ``warm`` holds
+        # (spec, objective, nodes, depth budget, node budget) of the best tree known outside the running search
+        if unbounded:
+            greedy_depth = min(self._p, self._n // self.min_leaf - 1, UNBOUNDED_DEPTH_CAP)
+        else:
+            greedy_depth = depth
+        warm = self._greedy(greedy_depth, node_limit, prm, stats)
+        ubc, ubn = (warm[1], warm[2]) if warm is not None else (math.inf, NO_BOUND_NODES)
         if unbounded:
             # Iterative deepening: the optimum of depth k is the incumbent R^c of [OSDT] Theorem C.1, which
             # bounds the branch nodes, hence the depth, of an optimal tree by (R^c - E) / penalty; once k
@@ -574,25 +592,29 @@ class DPSolver:
             bound = min(self._p, self._n // self.min_leaf - 1)
             if node_limit is not None:
                 bound = min(bound, node_limit)
+            if warm is not None:
+                bound = min(bound, self._leaf_count_bound(warm[1]))
             k = min(WARM_START_DEPTH, bound)
-            ubc, ubn = math.inf, NO_BOUND_NODES
             while True:
                 nk = (1 << k) - 1 if node_limit is None else min(node_limit, (1 << k) - 1)
                 d, n = self._root_budget(k, nk)
-                cost, nodes, st, inc, g, out_of_memory = self._run(d, n, ubc, ubn, prm)
+                cost, nodes, st, search, g, out_of_memory = self._run(d, n, ubc, ubn, prm)
                 totals += st
                 grows += g
                 stats["depth_bound"] = bound
                 if st[kcommon.S_TIMEOUT] or out_of_memory:
                     # a bound of the root is only valid for the problem at the bound's depth (None: no bound)
                     final = self._root_budget(bound, (1 << bound) - 1) if bound <= UNBOUNDED_DEPTH_CAP else None
-                    return self._stopped(d, n, inc, warm, totals, grows, stats, t0, eq, final, out_of_memory)
-                if not math.isfinite(cost):
-                    raise VerificationError("the search found no tree within the previous depth's objective")
-                warm = (self._build(self._root, self._root_key(), d, n), cost, nodes, d, n)
-                improved = cost < ubc - self._tol or nodes < ubn
-                ubc, ubn = cost, nodes
-                bound = min(bound, max(0, int(math.floor((cost - eq + self._tol) / self.penalty))))
+                    return self._stopped(d, n, search, warm, totals, grows, stats, t0, eq, final, out_of_memory)
+                if math.isfinite(cost):
+                    warm = (self._build(self._root, self._root_key(), d, n), cost, nodes, d, n)
+                    improved = cost < ubc - self._tol or nodes < ubn
+                    ubc, ubn = cost, nodes
+                    bound = min(bound, self._leaf_count_bound(cost))
+                elif k >= bound:
+                    raise VerificationError("the search found no tree within the greedy tree's objective")
+                else:
+                    improved = True  # the greedy tree beats every tree of depth k: one level deeper
                 if k >= bound:
                     break
                 # one level deeper while that pays; once it stops improving, prove the incumbent at the bound
@@ -607,11 +629,17 @@ class DPSolver:
             stats["depth_bound"] = depth
             n = (1 << depth) - 1 if node_limit is None else min(node_limit, (1 << depth) - 1)
             d, n = self._root_budget(min(depth, n), n)
-            cost, nodes, st, inc, g, out_of_memory = self._run(d, n, math.inf, NO_BOUND_NODES, prm)
+            if warm is not None and self._params.leaf_bound and self.penalty > 0:
+                # [OSDT] Theorem C.1 with the greedy tree as T_c: exact, the optimum lies within the smaller budget
+                d, n = (int(v) for v in kcommon.cap_budget(d, n, self._leaf_count_bound(warm[1])))
+            if warm is not None and (warm[3] > d or warm[2] > n):
+                # beyond the root's effective budget the greedy tree cannot beat the leaf (it does; defensive)
+                ubc, ubn = math.inf, NO_BOUND_NODES
+            cost, nodes, st, search, g, out_of_memory = self._run(d, n, ubc, ubn, prm)
             totals += st
             grows += g
             if st[kcommon.S_TIMEOUT] or out_of_memory:
-                return self._stopped(d, n, inc, warm, totals, grows, stats, t0, eq, (d, n), out_of_memory)
+                return self._stopped(d, n, search, warm, totals, grows, stats, t0, eq, (d, n), out_of_memory)
         if not math.isfinite(cost):
             raise VerificationError("the search returned no tree although the leaf is feasible")
         spec = self._build(self._root, self._root_key(), d, n)
@@ -630,12 +658,42 @@ class DPSolver:
         d, n = effective_budget(self._root_counts, d, n, self._params)
         return int(d), int(n)
 
+    def _leaf_count_bound(self, value: float) -> int:
+        """Most branch nodes a tree at least as good as ``value`` can have ([OSDT] Theorem C.1):
+        floor((value - E) / penalty), E the equivalent-points weight; needs a positive penalty."""
+        return max(0, int(math.floor((value - self.equivalent_points_weight + self._tol) / self.penalty)))
+
+    def _greedy(self, depth: int, node_limit: int | None, prm: Params, stats: dict):
+        """The greedy tree of :mod:`odtmip.dp.anytime` at depth ``depth``, verified by routing, as ``warm`` of
+        :meth:`solve`; None when it is the leaf or has more than ``node_limit`` branch nodes."""
+        t0 = time.perf_counter()
+        terminal = None
+        if self.options.depth_two:
+            terminal = terminal_solver(self._data, self._scratch, prm, self._K + 1 + kcommon.CNT_EQUIV)
+        g = greedy_tree(self._enc.X, self._data.labels, self._data.weights, self._K, depth, self.min_leaf,
+                        self.penalty, self._tol, terminal)
+        stats["greedy_seconds"] = time.perf_counter() - t0
+        if g.nodes == 0 or (node_limit is not None and g.nodes > node_limit):
+            return None
+        spec = self._internal_spec(g.spec)
+        n = (1 << g.depth) - 1 if node_limit is None else min(node_limit, (1 << g.depth) - 1)
+        self._verify(self.dataset.new_tree(spec), g.cost, g.depth, n)
+        stats["greedy_objective"] = self._report(g.cost)
+        return spec, g.cost, g.nodes, g.depth, n
+
+    def _internal_spec(self, spec):
+        """Tree spec of a tree over internal features (a class index, or (feature, absent, present))."""
+        if isinstance(spec, tuple):
+            f, absent, present = spec
+            return self._branch(f, self._internal_spec(absent), self._internal_spec(present))
+        return leaf(spec)
+
     def _run(self, d: int, n: int, ubc: float, ubn: int, prm: Params):
         """One search of the root at budget (d, n) under the upper bound (ubc, ubn), growing the cache as needed.
 
-        Returns the optimum (objective, nodes) within the bound (inf if none), the statistics, the root
-        incumbent, the number of cache grows and whether the memory limit stopped the search (the cache would
-        outgrow it).
+        Returns the optimum (objective, nodes) within the bound (inf if none), the statistics, the search
+        state (its root incumbent and levels), the number of cache grows and whether the memory limit
+        stopped the search (the cache would outgrow it).
         """
         search = self._new_search(d, prm)
         st = search.st
@@ -651,33 +709,39 @@ class DPSolver:
                 break
             grown_gib = self._arrays_gib + 2 * sum(a.nbytes for a in self._cache) / 2**30
             if self.memory_limit is not None and grown_gib > self.memory_limit:
-                return math.inf, 0, st, search.incumbent, grows, True
+                return math.inf, 0, st, search, grows, True
             self._cache = kc.grow_tables(self._cache)
             search = search._replace(cache=self._cache)
             grows += 1
-        return float(cost), int(nodes), st, search.incumbent, grows, False
+        return float(cost), int(nodes), st, search, grows, False
+
+    def _lower_bound(self, search: Search, d: int, n: int) -> float:
+        """Lower bound on the root's optimum at budget (d, n), valid at any moment of ``search``: its cached bound,
+        the equivalent-points weight, and the bound of every root split from its children's cached bounds
+        (:func:`~odtmip.dp._kernels._search.split_bound`)."""
+        key = self._root_key()
+        cached = float(root_bound(self._cache, key, d, n, self._tol)[0])
+        return max(cached, self.equivalent_points_weight, float(split_bound(search, key, d, n)))
 
     def _progress(self, search: Search, d: int, n: int, ubc: float) -> None:
-        """A progress line: the best root tree of this search (or the previous depth's optimum ``ubc``) and the
-        cached lower bound of the root at budget (d, n)."""
+        """A progress line: the best root tree of this search (or the best tree known before it, ``ubc``) and the
+        lower bound of the root at budget (d, n)."""
         best = min(float(search.incumbent[INC_COST]), ubc)
-        bound = float(root_bound(self._cache, self._root_key(), d, n, self._tol)[0])
+        bound = min(self._lower_bound(search, d, n), best)
         self._reporter(self._report(best) if math.isfinite(best) else None, self._report(bound))
 
-    def _stopped(self, d, n, inc, warm, totals, grows, stats, t0, eq, final, out_of_memory) -> SolveResult:
-        """The best tree known when the deadline passed or the memory limit was reached (root incumbent ``inc``
-        of the budget (d, n) being searched, the optimum of a shallower depth, or the leaf) and the cached bound
-        of the root at the problem's budget ``final``."""
-        spec, value = self._incumbent(inc)
+    def _stopped(self, d, n, search, warm, totals, grows, stats, t0, eq, final, out_of_memory) -> SolveResult:
+        """The best tree known when the deadline passed or the memory limit was reached (the root incumbent of
+        ``search`` at the budget (d, n) being searched, ``warm``: the greedy tree or the optimum of a
+        shallower depth, or the leaf) and the lower bound of the root at the problem's budget ``final``."""
+        spec, value = self._incumbent(search.incumbent)
         limits = (d, n)
         if warm is not None and warm[1] < value - self._tol:
             spec, value, limits = warm[0], warm[1], warm[3:]
         tree = self.dataset.new_tree(spec)
         self._verify(tree, value, *limits)
-        lb = 0.0
-        if final is not None:
-            lb = float(root_bound(self._cache, self._root_key(), final[0], final[1], self._tol)[0])
-        bound = min(max(lb, eq), value)
+        lb = eq if final is None else self._lower_bound(search, final[0], final[1])
+        bound = min(lb, value)
         self._add_stats(stats, totals, grows, t0)
         status = Status.MEMORY_LIMIT if out_of_memory else Status.TIME_LIMIT
         return SolveResult("dp", status, status.value, tree, self._objective(tree), self._report(bound),

@@ -53,3 +53,25 @@ def test_check_rejects_what_it_cannot_compare():
         dp_problem(data, "oct", max_depth=1, hyperplanes=True)
     with pytest.raises(OptionError, match="sensitivity/specificity"):
         check(data, "gunluk", max_depth=2, min_specificity=0.9)
+
+
+def test_compile_time_is_reported_apart_from_every_solve(monkeypatch):
+    # The DP's JIT compile happens once per process (odtmip.dp.warm_up); a check, a MIP with the DP's warm start and
+    # the comparison's row report it as compile_seconds, outside every solve's seconds (issue #17). A stand-in
+    # warm_up reports a compile of a known length.
+    import odtmip.dp
+    import odtmip.dp.solver
+    from odtmip.compare import COLUMNS, Cell, Variant, solve_cell
+    from odtmip.pipeline import solve_mip
+
+    for module in (odtmip.dp, odtmip.dp.solver):
+        monkeypatch.setattr(module, "warm_up", lambda: 12.5)
+    mip = solve_mip("gunluk", small_data(), max_depth=1)
+    assert mip.stats["compile_seconds"] == 12.5
+    assert "compile_seconds" not in solve_mip("gunluk", small_data(), max_depth=1, warm_start="none").stats
+    report = check(small_data(), "gunluk", max_depth=1)
+    assert report.compile_seconds == 12.5  # the DP's solve compiled; the MIP reused its trees
+    assert "compiled (or loaded from numba's cache) in 12.50 s" in report.summary()
+    row, _, _ = solve_cell(Cell("small", small_data(), "-", Variant("gunluk", {}), depth=1, warm_start="dp", seed=None,
+                                time_limit=None))
+    assert "compile_seconds" in COLUMNS and row["compile_seconds"] == 12.5

@@ -17,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from odtmip.dp._kernels._common import NUMBA_CACHE, S_FULL, hash_key, lex_lt
+from odtmip.dp._kernels._common import NUMBA_CACHE, S_FULL, copy_words, hash_key, lex_lt
 
 
 class Cache(NamedTuple):
@@ -90,7 +90,7 @@ def add_key(cache, key, h, st):
     while slots[s] >= 0:
         s = (s + 1) & mask
     slots[s] = k
-    keys[k, :] = key
+    copy_words(keys[k], key)
     cache.hashes[k] = h
     cache.heads[k] = -1
     used[U_KEYS] = k + 1

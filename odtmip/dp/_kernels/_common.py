@@ -57,6 +57,7 @@ class Params(NamedTuple):
     deadline: float = INF  # time.perf_counter() value at which to stop (inf: none)
     report_every: float = INF  # seconds between progress reports (odtmip.progress.dp_hook; inf: none)
     min_correct: float = -1.0  # a leaf of an optimal tree classifies more than this weight correctly (-1: no test)
+    node_limit: int = 1 << 62  # stop as at the deadline after this many search nodes (a stop that tests repeat)
 
 
 class Data(NamedTuple):
@@ -141,8 +142,10 @@ def clock():
 @njit(cache=NUMBA_CACHE)
 def check_clock(st, prm):
     """Count a search node and read the clock every ``CLOCK_EVERY`` nodes; report progress when due; True once
-    past the deadline."""
+    past the deadline or the node limit."""
     st[S_NODES] += 1
+    if st[S_NODES] > prm.node_limit:
+        st[S_TIMEOUT] = 1
     st[S_TICK] += 1
     if st[S_TICK] >= CLOCK_EVERY:
         st[S_TICK] = 0
@@ -376,6 +379,14 @@ def weight_minus(a, b, wts, unit):
 def masked_weight(a, b, wts, unit):
     """Total weight of the rows in both ``a`` and ``b``."""
     return _and_weight(a, b, np.uint64(0), wts, unit)
+
+
+@njit(cache=NUMBA_CACHE, inline="always")
+def copy_words(dst, src):
+    """``dst[:] = src`` for two bitsets of the same length, as a loop: numba's slice assignment checks the shapes
+    and compiles the formatting of its error message into every kernel that uses it (seconds of compile time)."""
+    for i in range(src.shape[0]):
+        dst[i] = src[i]
 
 
 @njit(cache=NUMBA_CACHE)

@@ -45,6 +45,7 @@ from odtmip.dp._kernels._common import (
     S_INCREMENTAL,
     S_RECOUNT,
     S_TIMEOUT,
+    copy_words,
     leaf_cost,
     lex_lt,
     max_class,
@@ -233,7 +234,7 @@ def _frequency(data, scr, prm, st, D, n_rows):
         fq[s, :, :, :] = 0.0
         _add_rows(fq, s, D, 1.0, data, K, st, prm.deadline)
         st[S_RECOUNT] += 1
-    fqD[s, :] = D
+    copy_words(fqD[s], D)
     fqv[s] = st[S_TIMEOUT] == 0  # a counter cut short by the deadline holds no subproblem
     return s
 

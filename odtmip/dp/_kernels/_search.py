@@ -22,6 +22,12 @@ How the bounds of [OSDT] (a best-first search over leaf sets) act in this recurs
 * Leaf support (Theorem 3.3) and the leaf count (Theorem C.1, per subproblem):
   :func:`~odtmip.dp._kernels._common.effective_budget` shrinks the budget of every subproblem (and of the
   root, which makes a search without a depth limit finite). That budget is the subproblem's cache budget.
+  The leaf count applies to the upper bound u of a child as well (T_c any tree of cost u): a tree within
+  the bound has at most floor((u - E) / penalty) branch nodes, so the child is searched, cached and
+  recorded in its parent's entry at that smaller budget (:func:`~odtmip.dp._kernels._common.cap_budget`),
+  whose optimum is the same whenever it is within the bound; a child found infeasible under u is
+  infeasible at its full budget too. With a tight incumbent this bounds the depth of a deep sparse search
+  by what the incumbent leaves to pay for branch nodes.
 * Incremental accuracy (Theorem 3.4): before the children of a split are searched, each child is either a
   leaf (its cost is known) or a subtree with at least one more split (cost >= max(its lower bound, its
   equivalent points + penalty)); the pair of leaves only counts when it beats the incumbent, which is at
@@ -71,8 +77,10 @@ from odtmip.dp._kernels._common import (
     S_TIMEOUT,
     Data,
     Params,
+    cap_budget,
     check_clock,
     class_counts,
+    copy_words,
     effective_budget,
     leaf_cost,
     lex_le,
@@ -193,7 +201,7 @@ def archive_subproblem(archive, D, k, d):
                 diff += popcount(abits[d, t, i] ^ D[i])
             if diff < best:
                 j, best = t, diff
-    abits[d, j, :] = D
+    copy_words(abits[d, j], D)
     akeys[d, j] = k
 
 
@@ -340,6 +348,54 @@ def _refined_bound(lbc, lbn, ubc, ubn, rlbc, rlbn, leafc, refined, tol):
     return nlc, nln
 
 
+# what :func:`_split_children` finds about a split
+_SPLIT_USABLE = 0  # both children can be leaves
+_SPLIT_DEGENERATE = 1  # a child is empty, skipped ([MurTree] Prop. 4.2: dominated by a smaller tree)
+_SPLIT_SMALL = 2  # a child holds fewer than min_leaf rows: no tree has this split
+_SPLIT_DEAD = 3  # a child's majority weight is <= the penalty ([OSDT] Theorem 3.5): no optimal tree has it
+
+
+@njit(cache=NUMBA_CACHE)
+def _split_children(fb, cbits, wts, yv, zbits, prm, D, cnt, DL, DR, cL, cR):
+    """The children of ``D`` (class weights ``cnt``) split on the feature with rows ``fb``: their rows into ``DL``
+    (feature absent) and ``DR`` (present), and, unless the split is skipped (degenerate with
+    ``skip_degenerate``) or too small, their class weights, row counts and equivalent-points weights into
+    ``cL`` and ``cR``. Returns one of the _SPLIT_* codes.
+    """
+    K, unit = prm.n_classes, prm.unit
+    nr = np.uint64(0)
+    for i in range(D.shape[0]):
+        v = D[i] & fb[i]
+        DR[i] = v
+        DL[i] = D[i] & ~fb[i]
+        nr += popcount(v)
+    n_right = np.int64(nr)
+    n_left = np.int64(cnt[K]) - n_right
+    if n_right == 0 or n_left == 0:
+        if prm.skip_degenerate:
+            return _SPLIT_DEGENERATE
+    elif n_right < prm.min_rows or n_left < prm.min_rows:
+        return _SPLIT_SMALL
+    class_counts(DR, cbits, wts, yv, K, unit, cR)
+    cR[K + CNT_EQUIV] = masked_weight(DR, zbits, wts, unit) if cnt[K + CNT_EQUIV] > 0.0 else 0.0
+    for c in range(K + 1 + CNT_EQUIV):
+        cL[c] = cnt[c] - cR[c]
+    mincorrect = prm.min_correct  # -1 when the leaf-accuracy bound is off
+    if mincorrect >= 0.0 and (max_class(cL, K) <= mincorrect or max_class(cR, K) <= mincorrect):
+        return _SPLIT_DEAD
+    return _SPLIT_USABLE
+
+
+@njit(cache=NUMBA_CACHE)
+def _child_keys(key, f, key_l, key_r):
+    """Branch-cache keys of the children on feature ``f``: the parent's path literals ``key`` plus 2f (f absent)
+    or 2f + 1 (f present)."""
+    copy_words(key_l, key)
+    copy_words(key_r, key)
+    key_l[(2 * f) >> 6] |= np.uint64(1) << np.uint64((2 * f) & 63)
+    key_r[(2 * f + 1) >> 6] |= np.uint64(1) << np.uint64((2 * f + 1) & 63)
+
+
 @njit(cache=NUMBA_CACHE)
 def solve_node(s, lvl, side, d, n, ubc, ubn):
     """Optimal (objective, branch nodes) of the subproblem at ``s.levels`` (``lvl``, ``side``) at budget (d, n)
@@ -376,10 +432,10 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
     fbits, cbits, wts = s.data.feature_bits, s.data.class_bits, s.data.weights
     yv, zbits = s.data.labels, s.data.minority_bits
     lbits, lkeys, lcnt = s.levels.bits, s.levels.keys, s.levels.counts
-    K, minrows, code, unit, pen, tol = prm.n_classes, prm.min_rows, prm.cost, prm.unit, prm.penalty, prm.tol
-    mincorrect = prm.min_correct  # -1 when the leaf-accuracy bound is off (or the penalty is 0)
+    K, minrows, code, pen, tol = prm.n_classes, prm.min_rows, prm.cost, prm.penalty, prm.tol
     sparse = pen > 0.0  # the [OSDT] bounds below only prune with a positive penalty
     inc_acc = sparse and prm.incremental_accuracy
+    ub_leaf_bound = sparse and prm.leaf_bound and prm.upper_bound
     if check_clock(st, prm) or st[S_FULL]:
         return NO_TREE
     D, cnt = lbits[lvl, side], lcnt[lvl, side]
@@ -436,34 +492,16 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
     for f in range(fbits.shape[0]):
         if stop or (has_best and lex_le(bc, bn, lbc, lbn, tol)):
             break  # stopped, or the incumbent reaches the lower bound
-        # the children's rows (left: f absent, right: f present) and class weights
-        nr = np.uint64(0)
-        for i in range(D.shape[0]):
-            v = D[i] & fbits[f, i]
-            DR[i] = v
-            DL[i] = D[i] & ~fbits[f, i]
-            nr += popcount(v)
-        n_right = np.int64(nr)
-        n_left = n_rows - n_right
-        if n_right == 0 or n_left == 0:
-            if prm.skip_degenerate:
-                continue  # [MurTree] Prop. 4.2: dominated by a smaller tree
-        elif n_right < minrows or n_left < minrows:
-            continue  # a side too small for any leaf
-        class_counts(DR, cbits, wts, yv, K, unit, cR)
-        cR[K + CNT_EQUIV] = masked_weight(DR, zbits, wts, unit) if eqc > 0.0 else 0.0
-        for c in range(K + 1 + CNT_EQUIV):
-            cL[c] = cnt[c] - cR[c]
-        if mincorrect >= 0.0 and (max_class(cL, K) <= mincorrect or max_class(cR, K) <= mincorrect):
+        # the children's rows (left: f absent, right: f present), class weights and keys
+        usable = _split_children(fbits[f], cbits, wts, yv, zbits, prm, D, cnt, DL, DR, cL, cR)
+        if usable == _SPLIT_DEAD:
             st[S_LEAF_ACC] += 1
-            continue  # [OSDT] Theorem 3.5: no leaf below that child would classify enough correctly
+        if usable != _SPLIT_USABLE:
+            continue  # degenerate ([MurTree] Prop. 4.2), a side below min_leaf, or dead ([OSDT] Theorem 3.5)
         leaf_l, leaf_r = leaf_cost(cL, K, code)[0], leaf_cost(cR, K, code)[0]
         eq_l, eq_r = cL[K + CNT_EQUIV], cR[K + CNT_EQUIV]
-        if prm.branch_keys:  # the parent's path literals plus 2f (f absent) or 2f + 1 (f present)
-            lkeys[lvl + 1, 0, :] = key
-            lkeys[lvl + 1, 1, :] = key
-            lkeys[lvl + 1, 0, (2 * f) >> 6] |= np.uint64(1) << np.uint64((2 * f) & 63)
-            lkeys[lvl + 1, 1, (2 * f + 1) >> 6] |= np.uint64(1) << np.uint64((2 * f + 1) & 63)
+        if prm.branch_keys:
+            _child_keys(key, f, lkeys[lvl + 1, 0], lkeys[lvl + 1, 1])
             key_l, key_r = lkeys[lvl + 1, 0], lkeys[lvl + 1, 1]
         else:
             key_l, key_r = DL, DR
@@ -493,12 +531,14 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
                 continue
             # the first child under the UB minus the second's bound, the second under the UB minus the first
             if left_first:
-                s1, d1, n1, s2, d2, n2 = 0, dl, nl_, 1, dr, nr_
+                s1, d1, n1, e1, s2, d2, n2, e2 = 0, dl, nl_, eq_l, 1, dr, nr_, eq_r
                 lb2c, lb2n = _leaf_or_split(lb_rc, lb_rn, leaf_r, eq_r, nr_, pen, tol, inc_acc)
             else:
-                s1, d1, n1, s2, d2, n2 = 1, dr, nr_, 0, dl, nl_
+                s1, d1, n1, e1, s2, d2, n2, e2 = 1, dr, nr_, eq_r, 0, dl, nl_, eq_l
                 lb2c, lb2n = _leaf_or_split(lb_lc, lb_ln, leaf_l, eq_l, nl_, pen, tol, inc_acc)
             u1c, u1n = _child_ub(prm.upper_bound, tc, tn, pen, lb2c, lb2n)
+            if ub_leaf_bound and (u1c - e1 + tol) / pen < d1:
+                d1, n1 = cap_budget(d1, n1, (u1c - e1 + tol) / pen)
             r1c, r1n, r1d = solve_node(s, lvl + 1, s1, d1, n1, u1c, u1n)
             stop = st[S_TIMEOUT] != 0 or st[S_FULL] != 0
             if stop:
@@ -506,6 +546,8 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
             r2c, r2n, r2d = NO_TREE
             if r1c < INF:
                 u2c, u2n = _child_ub(prm.upper_bound, tc, tn, pen, r1c, r1n)
+                if ub_leaf_bound and (u2c - e2 + tol) / pen < d2:
+                    d2, n2 = cap_budget(d2, n2, (u2c - e2 + tol) / pen)
                 r2c, r2n, r2d = solve_node(s, lvl + 1, s2, d2, n2, u2c, u2n)
                 stop = st[S_TIMEOUT] != 0 or st[S_FULL] != 0
                 if stop:
@@ -525,7 +567,8 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
             if not has_best or lex_lt(vc, vn, bc, bn, tol):
                 has_best = True
                 bc, bn, bd, bf = vc, vn, 1 + max(r1d, r2d), np.int64(f)
-                bpl, bpr = pack_budget(dl, nl_), pack_budget(dr, nr_)
+                bpl, bpr = (pack_budget(d1, n1), pack_budget(d2, n2)) if left_first else (pack_budget(d2, n2),
+                                                                                         pack_budget(d1, n1))
                 tc, tn = bc, bn - 1
                 if lvl == 0:
                     _record_incumbent(s.incumbent, bc, bn, bf, bpl, bpr, tol)
@@ -552,6 +595,59 @@ def root_bound(cache, key, d, n, tol):
     st = np.zeros(8, dtype=np.int64)
     k = key_index(cache, key, False, st)
     return lower_bound(cache, k, d, n, tol)
+
+
+@njit(cache=NUMBA_CACHE)
+def split_bound(s, key, d, n):
+    """Lower bound on the objective of the root (``s.levels`` (0, 0), cache key ``key``) at budget (d, n) from
+    what the cache knows about the children of every root split; valid at any moment of a search.
+
+    The optimum is the leaf or a split on some feature f with left node budget nl, whose objective is at
+    least the split's bound (:func:`_split_bound`) from the children's cached lower bounds at their budgets
+    (:func:`_child_bound`: finished and refuted subtrees, the equivalent-points weight, a child's leaf
+    when it gets no node); splits the search skips contain no optimal tree ([MurTree] Prop. 4.2, [OSDT]
+    Theorem 3.5). So the least of the leaf and these bounds over all (f, nl) is a lower bound: Eq. 15-16 of
+    [MurTree] (the refined bound), applied to every split at once instead of after the loop over splits,
+    which a stopped search never finishes. The children's rows are built in fresh arrays, so a progress
+    report may call this in the middle of the search.
+    """
+    prm, cache, data = s.prm, s.cache, s.data
+    K, code, pen, tol = prm.n_classes, prm.cost, prm.penalty, prm.tol
+    inc_acc = pen > 0.0 and prm.incremental_accuracy
+    D, cnt = s.levels.bits[0, 0], s.levels.counts[0, 0]
+    best = leaf_cost(cnt, K, code)[0]  # the root holds at least min_leaf rows (else the solver stops before)
+    if d == 0 or n == 0 or cnt[K] < 2 * prm.min_rows:
+        return best
+    DL, DR = np.empty_like(D), np.empty_like(D)
+    cL, cR = np.empty_like(cnt), np.empty_like(cnt)
+    key_l, key_r = np.empty_like(key), np.empty_like(key)
+    st = np.zeros(S_FULL + 1, dtype=np.int64)
+    max_l = min((np.int64(1) << (d - 1)) - 1, n - 1)
+    min_l = n - 1 - max_l
+    for f in range(data.feature_bits.shape[0]):
+        if _split_children(data.feature_bits[f], data.class_bits, data.weights, data.labels, data.minority_bits,
+                           prm, D, cnt, DL, DR, cL, cR) != _SPLIT_USABLE:
+            continue
+        leaf_l, leaf_r = leaf_cost(cL, K, code)[0], leaf_cost(cR, K, code)[0]
+        eq_l, eq_r = cL[K + CNT_EQUIV], cR[K + CNT_EQUIV]
+        if prm.branch_keys:
+            _child_keys(key, f, key_l, key_r)
+        else:
+            copy_words(key_l, DL)
+            copy_words(key_r, DR)
+        k_l, k_r = key_index(cache, key_l, False, st), key_index(cache, key_r, False, st)
+        for nl in range(min_l, max_l + 1):
+            dl, nl_ = min(d - 1, nl), nl
+            dr, nr_ = min(d - 1, n - 1 - nl), n - 1 - nl
+            if pen > 0.0:
+                dl, nl_ = effective_budget(cL, dl, nl_, prm)
+                dr, nr_ = effective_budget(cR, dr, nr_, prm)
+            lb_lc, lb_ln = _child_bound(cache, k_l, dl, nl_, leaf_l, eq_l, tol)
+            lb_rc, lb_rn = _child_bound(cache, k_r, dr, nr_, leaf_r, eq_r, tol)
+            c = _split_bound(lb_lc, lb_ln, lb_rc, lb_rn, leaf_l, leaf_r, eq_l, eq_r, nl_, nr_, pen, tol, INF,
+                             NO_BOUND_NODES, inc_acc)[0]
+            best = min(best, c)
+    return best
 
 
 @njit(cache=NUMBA_CACHE)

@@ -1,0 +1,183 @@
+"""The DP's first incumbent: a greedy tree with optimal depth-two bottoms, built before the search starts.
+
+A search stopped by its time limit returns the best tree it knows ([MurTree] §10). Before this module that was
+the single leaf until a whole root configuration finished, which on wide data or at depth >= 5 takes longer
+than the limit. :func:`greedy_tree` builds, in a fraction of a second, a tree that is never worse than CART at
+the same depth on the same columns:
+
+* the top levels, down to remaining depth 3, split like CART ([CART] §4.3): the split of largest weighted
+  Gini decrease among those leaving ``min_leaf`` rows on each side; a pure node, or one without such a split,
+  stays a leaf;
+* at remaining depth <= 2 the subtree is the optimum of the depth-two solver ([MurTree] §4.3-4.4), which
+  is never worse than any other tree of that depth there, CART's included;
+* bottom up, a subtree that does not beat its node's leaf lexicographically on (objective, branch nodes)
+  is replaced by the leaf (the objective charges ``penalty`` per branch node, so this is cost-complexity
+  pruning of [CART] §3.3 at the search's fixed penalty).
+
+The objective adds up over the nodes, so replacing CART's bottom subtrees by optima and pruning only lowers
+it: with the same top splits, greedy <= CART in errors + penalty x branch nodes. (CART breaks exact ties
+between splits in its own order; a different choice among tied splits may lead elsewhere.) The tree is an
+upper bound for the search ([MurTree] §4.2) and, through the leaf-count bound ([OSDT] Theorem C.1), it caps
+the root's budget; a stopped search returns it when it found nothing better.
+
+References
+----------
+.. [CART] L. Breiman, J. H. Friedman, R. A. Olshen, C. J. Stone, "Classification and Regression Trees",
+   Wadsworth, 1984.
+.. [MurTree] see :mod:`odtmip.dp.solver`.
+.. [OSDT] see :mod:`odtmip.dp.solver`.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from odtmip.dp._kernels._common import CNT_EQUIV, N_STATS, S_TIMEOUT
+from odtmip.dp._kernels._depth2 import R_FEATURE, R_LEFT, R_NODES, R_RIGHT, solve_terminal
+
+
+class Greedy(NamedTuple):
+    """A tree over the search's internal features: ``spec`` is a class index (a leaf) or a tuple
+    ``(feature, absent subtree, present subtree)``; ``cost`` errors + penalty x branch nodes as the search
+    counts it, ``nodes`` its branch nodes, ``depth`` its depth."""
+
+    spec: object
+    cost: float
+    nodes: int
+    depth: int
+
+
+def greedy_tree(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, depth: int, min_leaf: int,
+                penalty: float, tol: float, terminal=None) -> Greedy:
+    """Greedy tree of depth <= ``depth`` on the 0/1 columns ``X`` (module docstring).
+
+    Parameters
+    ----------
+    X : uint8 array (n, p)
+        The search's internal columns.
+    y, w : arrays (n,)
+        Class indices 0..K-1 and sample weights.
+    n_classes : int
+        K.
+    depth, min_leaf : int
+        Depth limit and rows (unweighted) every leaf holds.
+    penalty, tol : float
+        Objective per branch node; objectives closer than ``tol`` are equal.
+    terminal : callable, optional
+        ``terminal(rows, depth)`` -> (spec, cost, nodes) of an optimal tree of depth <= 1 or 2 on the rows
+        (``DPSolver``'s depth-two solver), or None when it ran out of time; without it, and when it gives
+        None, CART's split is taken at every level.
+    """
+    onehot = np.zeros((len(y), n_classes))
+    onehot[np.arange(len(y)), y] = w
+
+    def grow(rows: np.ndarray, r: int) -> Greedy:
+        counts = onehot[rows].sum(axis=0)
+        label = int(np.argmax(counts))
+        leaf = Greedy(label, float(counts.sum() - counts[label]), 0, 0)
+        if r == 0 or len(rows) < 2 * min_leaf or leaf.cost == 0.0:
+            return leaf
+        if r <= 2 and terminal is not None:
+            found = terminal(rows, r)
+            if found is not None:
+                return Greedy(*found, depth=min(found[2], r))
+        f = _cart_split(X[rows], onehot[rows], counts, min_leaf)
+        if f < 0:
+            return leaf
+        present = X[rows, f] == 1
+        left, right = grow(rows[~present], r - 1), grow(rows[present], r - 1)
+        sub = Greedy((f, left.spec, right.spec), left.cost + right.cost + penalty, left.nodes + right.nodes + 1,
+                     1 + max(left.depth, right.depth))
+        return sub if sub.cost < leaf.cost - tol else leaf  # lexicographically better than the leaf (0 nodes)
+
+    return grow(np.arange(len(y)), depth)
+
+
+#: Columns per block when the class weights of all columns are counted (bounds the float copy of the rows).
+_BLOCK = 256
+
+
+def _cart_split(Xr: np.ndarray, Yr: np.ndarray, counts: np.ndarray, min_leaf: int) -> int:
+    """The column of largest weighted Gini decrease ([CART] §4.3) among those leaving ``min_leaf`` rows on each
+    side of the rows ``Xr`` (uint8, 0/1) with class weights ``Yr`` (one-hot times weight); -1 if none.
+
+    Gini decrease = G(parent) - (w_a G(absent) + w_p G(present)) / w with G = 1 - sum_c (w_c / w)^2, so its
+    maximiser maximises sum_c w_ac^2 / w_a + sum_c w_pc^2 / w_p. Ties go to the lowest column.
+    """
+    m, p = Xr.shape
+    rows_p = Xr.sum(axis=0, dtype=np.int64)
+    ok = (rows_p >= min_leaf) & (m - rows_p >= min_leaf)
+    if not ok.any():
+        return -1
+    present = np.empty((p, Yr.shape[1]))  # class weights of the rows with the column
+    for j in range(0, p, _BLOCK):
+        present[j:j + _BLOCK] = Xr[:, j:j + _BLOCK].T.astype(np.float64) @ Yr
+    absent = counts[None, :] - present
+    w_p, w_a = present.sum(axis=1), absent.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        proxy = (np.where(w_p > 0, (present**2).sum(axis=1) / w_p, 0.0)
+                 + np.where(w_a > 0, (absent**2).sum(axis=1) / w_a, 0.0))
+    proxy[~ok] = -np.inf
+    return int(np.argmax(proxy))
+
+
+def terminal_solver(data, scratch, prm, n_counts: int):
+    """``terminal`` of :func:`greedy_tree` from the search's arrays: the depth-two solver on a set of rows.
+
+    Parameters
+    ----------
+    data : Data
+        The training rows (:class:`~odtmip.dp._kernels._common.Data`).
+    scratch : Scratch
+        The depth-two solver's arrays (their frequency counters stay consistent).
+    prm : Params
+        The search parameters; its deadline stops the solver (then ``terminal`` returns None).
+    n_counts : int
+        Length of a class-weight vector (K + 1 + CNT_EQUIV).
+    """
+    n, K = data.labels.shape[0], prm.n_classes
+    words = data.feature_bits.shape[1] if data.feature_bits.shape[0] else max(1, (n + 63) // 64)
+
+    def terminal(rows: np.ndarray, r: int):
+        mask = np.zeros(words * 64, dtype=np.uint8)
+        mask[rows] = 1
+        D = np.packbits(mask, bitorder="little").view(np.uint64)
+        cnt = np.zeros(n_counts)
+        cnt[:K] = np.bincount(data.labels[rows], weights=data.weights[rows], minlength=K)
+        cnt[K] = len(rows)
+        cnt[K + CNT_EQUIV] = 0.0  # the depth-two solver does not read it
+        st = np.zeros(N_STATS, dtype=np.int64)
+        solve_terminal(data, scratch, prm, st, D, cnt, r == 2)
+        if st[S_TIMEOUT]:
+            return None
+        b = 0 if r == 1 else 2  # budgets (1, 1) and (2, 3)
+        tree = scratch.result_tree[b]
+        f, fl, fr = int(tree[R_FEATURE]), int(tree[R_LEFT]), int(tree[R_RIGHT])
+        cost, nodes = float(scratch.result_cost[b]), int(tree[R_NODES])
+        if f < 0:
+            return int(np.argmax(cnt[:K])), cost, 0
+        return (f, _split_leaves(data, rows, f, fl, False, K), _split_leaves(data, rows, f, fr, True, K)), cost, nodes
+
+    return terminal
+
+
+def _split_leaves(data, rows: np.ndarray, f: int, g: int, present: bool, K: int):
+    """Spec of the child ``present`` of root ``f`` over ``rows``: a leaf, or a split on ``g`` into two leaves."""
+    side = rows[_has(data, rows, f) == present]
+    if g < 0:
+        return _majority(data, side, K)
+    has_g = _has(data, side, g)
+    return (g, _majority(data, side[~has_g], K), _majority(data, side[has_g], K))
+
+
+def _has(data, rows: np.ndarray, f: int) -> np.ndarray:
+    """Whether each row of ``rows`` has internal feature ``f`` (read from its bitset)."""
+    words = data.feature_bits[f]
+    return ((words[rows >> 6] >> (rows & 63).astype(np.uint64)) & np.uint64(1)).astype(bool)
+
+
+def _majority(data, rows: np.ndarray, K: int) -> int:
+    """Leaf label of ``rows``: the class of largest weight, ties to the lowest index."""
+    return int(np.argmax(np.bincount(data.labels[rows], weights=data.weights[rows], minlength=K)))

@@ -1,0 +1,87 @@
+"""Anytime quality of the DP: the greedy first incumbent is never worse than CART, and a search stopped anywhere
+returns a verified tree and a valid lower bound (issue #17)."""
+
+import numpy as np
+import pytest
+from sklearn.tree import DecisionTreeClassifier
+
+from odtmip.data import Dataset
+from odtmip.dp import DPSolver, solve_dp
+from odtmip.results import Status
+
+
+def _random_data(rng, n, p, K, weights):
+    X = rng.integers(0, 2, size=(n, p))
+    y = (X[:, 0] ^ X[:, 1] ^ (rng.random(n) < 0.3)).astype(int)
+    if K > 2:
+        y = np.where(rng.random(n) < 0.3, rng.integers(0, K, size=n), y)
+    w = {"none": None, "integer": rng.integers(1, 5, size=n).astype(float), "real": rng.random(n) + 0.05}[weights]
+    return Dataset(X, y, w)
+
+
+def _cart_errors(ds, depth, min_leaf):
+    """Weighted training misclassifications of scikit-learn's CART at ``depth`` on the same binary columns."""
+    cart = DecisionTreeClassifier(max_depth=depth, min_samples_leaf=min_leaf, random_state=0)
+    cart.fit(ds.Xb, ds.y, sample_weight=ds.weights)
+    return float(np.sum(ds.weights * (cart.predict(ds.Xb) != ds.y)))
+
+
+@pytest.mark.parametrize("case", range(24))
+def test_a_stopped_search_is_never_worse_than_cart(case):
+    # Real weights: no two different splits tie in Gini, so CART's splits are determined and the greedy tree
+    # (its top splits, optimal depth-two bottoms) can only be better. Stopped at the root's first search node,
+    # the search returns the greedy tree (or the leaf, when that is better).
+    rng = np.random.default_rng(case)
+    depth, min_leaf, K = 1 + case % 5, (1, 1, 4)[case % 3], (2, 3)[case % 2]
+    ds = _random_data(rng, int(rng.integers(40, 200)), int(rng.integers(3, 14)), K, "real")
+    cart = _cart_errors(ds, depth, min_leaf)
+    solver = DPSolver(ds, min_leaf=min_leaf)
+    solver._params = solver._params._replace(node_limit=0)
+    stopped = solver.solve(max_depth=depth)
+    assert stopped.status is Status.TIME_LIMIT
+    assert stopped.objective <= cart + 1e-9
+    optimum = solve_dp(ds, depth, min_leaf=min_leaf)
+    assert optimum.objective <= stopped.objective + 1e-9
+
+
+def test_a_tiny_time_limit_still_beats_the_leaf_like_cart(rng):
+    # the time limit passes during preprocessing: the search gets no time, the greedy tree is still returned
+    X = rng.integers(0, 2, size=(500, 30))
+    y = (X[:, 0] & X[:, 1] | X[:, 2]).astype(int) ^ (rng.random(500) < 0.1)
+    ds = Dataset(X, y, rng.random(500) + 0.5)
+    res = solve_dp(ds, 3, time_limit=1e-6)
+    assert res.status is Status.TIME_LIMIT
+    leaf = float(min(ds.weights[ds.y == 0].sum(), ds.weights[ds.y == 1].sum()))
+    assert res.objective <= _cart_errors(ds, 3, 1) + 1e-9 < leaf
+
+
+@pytest.mark.parametrize("penalty, leaf_penalty, depth", [(0.0, None, 3), (0.0, None, 4), (2.0, None, 4),
+                                                            (0.0, 0.01, 5), (0.0, 0.02, None)])
+@pytest.mark.parametrize("weights", ["none", "integer", "real"])
+def test_a_search_stopped_anywhere_returns_a_valid_bound(penalty, leaf_penalty, depth, weights):
+    # Stop the same search after 1, 2, 4, ... nodes: every stop returns a verified tree (checked by the solver) and
+    # a bound between the optimum solved without a limit and the returned objective.
+    rng = np.random.default_rng(7)
+    ds = _random_data(rng, 120, 9, 3 if weights == "integer" else 2, weights)
+    kw = dict(penalty=penalty, leaf_penalty=leaf_penalty)
+    optimum = DPSolver(ds, **kw).solve(max_depth=depth)
+    assert optimum.status is Status.OPTIMAL
+    tol = 1e-9 * max(1.0, optimum.objective)
+    stops = above_trivial = 0
+    limit = 1
+    while True:
+        solver = DPSolver(ds, **kw)
+        solver._params = solver._params._replace(node_limit=limit)
+        res = solver.solve(max_depth=depth)
+        if res.status is Status.OPTIMAL:
+            assert res.objective == pytest.approx(optimum.objective)
+            break
+        assert res.status is Status.TIME_LIMIT
+        assert res.bound <= optimum.objective + tol <= res.objective + 2 * tol
+        stops += 1
+        above_trivial += res.bound > solver._report(solver.equivalent_points_weight) + tol
+        limit *= 2
+    assert stops >= 3
+    if penalty > 0 or leaf_penalty is not None:
+        # each split pays the penalty: the bound of every root split is above the equivalent points
+        assert above_trivial == stops
