@@ -17,7 +17,7 @@ import os
 import sys
 
 from odtmip import __version__, datasets, deploy, metrics, progress
-from odtmip.check import MODELS, dp_problem
+from odtmip.check import MODELS
 from odtmip.compare import Variant, add_compare_command, grid, run_compare, solve_cell
 from odtmip.data import Dataset
 from odtmip.exceptions import OdtmipError, OptionError
@@ -320,9 +320,8 @@ def _cmd_check(args) -> int:
     options.update(_positive(args, data, args.model))
     depth, time_limit = options.pop("max_depth"), options.pop("time_limit", None)
     options.pop("highs", None)  # --log: the cell echoes HiGHS's log itself
-    dp_problem(data, args.model, depth, **options)  # refuses, before any solve, options without a DP equivalent
     (cell,) = grid({args.data: data}, [Variant(args.model, options)], depths=[depth], time_limit=time_limit)
-    row, report, _ = solve_cell(dataclasses.replace(cell, log=args.log))
+    row, report, _ = solve_cell(dataclasses.replace(cell, log=args.log), dp_required=True)
     if args.json:
         units = report.problem.in_model_units
         print(json.dumps({"model": report.model, "verdict": report.verdict, "relation": report.relation,

@@ -299,10 +299,12 @@ def _run(cell: Cell) -> dict:
     return solve_cell(cell)[0]
 
 
-def solve_cell(cell: Cell):
+def solve_cell(cell: Cell, dp_required: bool = False):
     """Run one cell: ``(row, report, mip)`` with the row of :data:`COLUMNS`, the
     :class:`~odtmip.check.CheckReport` (None when the variant's options leave no DP equivalent, e.g. a sensitivity
-    target) and the MIP's :class:`~odtmip.results.SolveResult`. ``odtmip check`` is this, for one cell."""
+    target; with ``dp_required`` that is the :class:`~odtmip.exceptions.OptionError` of
+    :func:`~odtmip.check.check`, raised before anything is solved) and the MIP's
+    :class:`~odtmip.results.SolveResult`. ``odtmip check`` is this, for one cell."""
     from odtmip.check import MODELS, check
     from odtmip.models import HighsOptions
     from odtmip.solvers import solve
@@ -312,7 +314,8 @@ def solve_cell(cell: Cell):
                  highs=HighsOptions(threads=cell.threads, seed=cell.seed, log=cell.log))
     report = None
     if v.solver in MODELS:
-        with contextlib.suppress(OptionError):  # these options leave no DP equivalent (e.g. a sensitivity target)
+        # options may leave no DP equivalent (e.g. a sensitivity target): then the grid runs the MIP alone
+        with contextlib.nullcontext() if dp_required else contextlib.suppress(OptionError):
             report = check(data, v.solver, cell.depth, **given)
     mip = report.mip if report is not None else solve(data, v.solver, max_depth=cell.depth, **given)
     row = {**_identity(cell), **_mip_columns(mip, data)}
