@@ -327,6 +327,17 @@ def _child_ub(use_ub, tc, tn, pen, sib_c, sib_n):
 
 
 @njit(cache=NUMBA_CACHE, inline="always")
+def _capped_by_upper_bound(on, uc, eq, tol, pen, d, n):
+    """A child's budget (d, n) capped by the leaf-count bound on its upper bound uc ([OSDT] Theorem C.1): a tree
+    within uc has at most (uc - eq) / penalty branch nodes, eq its equivalent-points weight; unchanged when off."""
+    if on:
+        q = (uc - eq + tol) / pen
+        if q < d:
+            return cap_budget(d, n, q)
+    return d, n
+
+
+@njit(cache=NUMBA_CACHE, inline="always")
 def _record_incumbent(inc, c, nodes, f, left, right, tol):
     """Keep the root tree (c, nodes) on ``f`` with packed child budgets ``left``, ``right`` if it is better."""
     if lex_lt(c, nodes, inc[INC_COST], np.int64(inc[INC_NODES]), tol):
@@ -537,8 +548,7 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
                 s1, d1, n1, e1, s2, d2, n2, e2 = 1, dr, nr_, eq_r, 0, dl, nl_, eq_l
                 lb2c, lb2n = _leaf_or_split(lb_lc, lb_ln, leaf_l, eq_l, nl_, pen, tol, inc_acc)
             u1c, u1n = _child_ub(prm.upper_bound, tc, tn, pen, lb2c, lb2n)
-            if ub_leaf_bound and (u1c - e1 + tol) / pen < d1:
-                d1, n1 = cap_budget(d1, n1, (u1c - e1 + tol) / pen)
+            d1, n1 = _capped_by_upper_bound(ub_leaf_bound, u1c, e1, tol, pen, d1, n1)
             r1c, r1n, r1d = solve_node(s, lvl + 1, s1, d1, n1, u1c, u1n)
             stop = st[S_TIMEOUT] != 0 or st[S_FULL] != 0
             if stop:
@@ -546,8 +556,7 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
             r2c, r2n, r2d = NO_TREE
             if r1c < INF:
                 u2c, u2n = _child_ub(prm.upper_bound, tc, tn, pen, r1c, r1n)
-                if ub_leaf_bound and (u2c - e2 + tol) / pen < d2:
-                    d2, n2 = cap_budget(d2, n2, (u2c - e2 + tol) / pen)
+                d2, n2 = _capped_by_upper_bound(ub_leaf_bound, u2c, e2, tol, pen, d2, n2)
                 r2c, r2n, r2d = solve_node(s, lvl + 1, s2, d2, n2, u2c, u2n)
                 stop = st[S_TIMEOUT] != 0 or st[S_FULL] != 0
                 if stop:
