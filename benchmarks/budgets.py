@@ -59,8 +59,9 @@ def write_data(folder: Path, n: int, seed: int = 0) -> Path:
 
 
 def timed(cmd: list[str]) -> tuple[float, float, subprocess.CompletedProcess]:
-    """(wall seconds, peak resident MiB, the finished process) of ``cmd``; the peak is that child's own
-    (``os.wait4``), the output read by two threads meanwhile."""
+    """(wall seconds, peak resident MiB, the finished process) of ``cmd``; the peak is that child's (``os.wait4``:
+    the largest of it and the processes it waited for, such as the child process of a time-limited HiGHS run), the
+    output read by two threads meanwhile."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     with ThreadPoolExecutor(2) as pool:

@@ -9,7 +9,8 @@ How the model reaches HiGHS
 :func:`odtmip.models._compile.compile_model` compiles the model to arrays (the matrix row-wise): intact
 :class:`odtmip.models.rows.LinearRows` families as the arrays they are, everything else, the objective included,
 through Pyomo's ``LinearStandardFormCompiler`` (see :mod:`odtmip.models._compile`, which also gives
-:func:`model_statistics` and :func:`paused_gc`). :func:`_pass_model` hands the arrays to ``Highs.passModel``.
+:func:`model_statistics` and :func:`paused_gc`). :func:`odtmip.models._highs_run.pass_model` hands the arrays to
+``Highs.passModel``.
 This module owns the options, the runs, the warm starts, the status and loading values back through the compiled
 column ↔ variable map. Variables that are fixed or appear nowhere get no column; they keep their Pyomo values.
 
@@ -39,6 +40,10 @@ instead, the compiler took 1.9 s of CPU, and the contrib ``set_instance`` route 
 Other decisions, each measured
 ------------------------------
 * A fresh ``highspy.Highs`` per call. A re-used object silently warm-starts from its previous solution.
+* A MIP with a time limit runs in a child process (:mod:`odtmip.models._highs_run`), which the parent stops when
+  HiGHS has not returned shortly after the deadline: HiGHS does not read its clock inside every step (its root
+  mod-k cut separator ran 18 s past a 15 s limit on OCT-H), and a time limit is a promise about the whole call.
+  Starting the child costs about 0.2 s; the best solution and bound it reported are kept.
 * Nothing HiGHS writes reaches the process's stdout: its log goes to a logging callback, and whatever it writes
   to the console itself (highspy 1.16 prints a banner when a ``Highs`` is made) is captured at the file
   descriptor level (:func:`console_captured`). The text lands in :attr:`MipRun.log`, and on stderr when
@@ -59,6 +64,9 @@ import itertools
 import logging
 import math
 import os
+import pickle
+import queue
+import subprocess
 import sys
 import tempfile
 import threading
@@ -73,6 +81,20 @@ import numpy as np
 from odtmip import progress
 from odtmip.exceptions import OptionError, SolverUnavailableError
 from odtmip.models._compile import _Compiled, compile_model, model_statistics, paused_gc, require_scipy
+from odtmip.models._highs_run import (
+    GRACE,
+    GRACE_FRACTION,
+    Arrays,
+    Job,
+    Outcome,
+    command,
+    feasibility_verdict,
+    job_to_wire,
+    new_highs,
+    pass_model,
+    run_job,
+    stopped_outcome,
+)
 from odtmip.results import Status
 
 __all__ = [
@@ -173,7 +195,8 @@ class HighsOptions:
     Parameters
     ----------
     time_limit : float or None, default=None
-        Seconds of HiGHS run time (the hand-off is not counted); ``None`` means no limit.
+        Seconds for the whole :func:`solve` call (hand-off, completing the starts, the run); ``None`` means no
+        limit. A MIP with a limit runs in a child process that is stopped when HiGHS overruns the limit.
     mip_rel_gap : float or None, default=0.0
         HiGHS ``mip_rel_gap``. odtmip's default 0 asks for a proof (HiGHS's own default, 1e-4, lets a tree model
         with an objective near N stop one sample short); ``None`` keeps HiGHS's default. A run that stops on a
@@ -302,29 +325,10 @@ class MipRun:
 # Pyomo model -> HiGHS (the model is compiled to arrays by odtmip.models._compile)
 
 
-def _pass_model(hs, h, comp: _Compiled, integer: bool = True) -> None:
-    """Load the compiled model into ``h`` (``Highs.passModel``, the matrix row-wise); ``integer=False`` passes the
-    LP relaxation."""
-    integrality = comp.is_int.astype(np.int32) if integer else np.zeros(len(comp.columns), np.int32)
-    status = h.passModel(
-        len(comp.columns),
-        len(comp.row_lower),
-        len(comp.a_value),
-        int(hs.MatrixFormat.kRowwise),
-        int(hs.ObjSense.kMaximize if comp.maximize else hs.ObjSense.kMinimize),
-        comp.offset,
-        comp.cost,
-        comp.col_lower,
-        comp.col_upper,
-        comp.row_lower,
-        comp.row_upper,
-        comp.a_start,
-        comp.a_index,
-        comp.a_value,
-        integrality,  # 1 = HighsVarType.kInteger, 0 = kContinuous
-    )
-    if status == hs.HighsStatus.kError:
-        raise RuntimeError("HiGHS rejected the model (see the log for the reason)")
+def _arrays(comp: _Compiled) -> Arrays:
+    """The compiled model's arrays, without its column <-> variable map (what a HiGHS run needs)."""
+    return Arrays(comp.cost, comp.offset, comp.maximize, comp.col_lower, comp.col_upper, comp.is_int, comp.row_lower,
+                  comp.row_upper, comp.a_start, comp.a_index, comp.a_value)
 
 
 def to_highs(model, options: HighsOptions = HighsOptions(), integer: bool = True):  # noqa: B008
@@ -344,7 +348,7 @@ def to_highs(model, options: HighsOptions = HighsOptions(), integer: bool = True
     if comp.infeasible_reason is not None:
         raise ValueError(f"model {model.name!r} is infeasible: {comp.infeasible_reason}")
     h = _new_highs(hs, options, mip=integer, recorder=_Recorder(echo=options.log))
-    _pass_model(hs, h, comp, integer=integer)
+    pass_model(hs, h, _arrays(comp), integer=integer)
     return h, comp.columns
 
 
@@ -412,35 +416,32 @@ def _option_items(options: HighsOptions, mip: bool) -> list[tuple[str, Any]]:
 
 
 class _Recorder:
-    """HiGHS callbacks: log capture, trajectory, further solutions fed during the search."""
+    """What a HiGHS run reports as it goes (the sink of :func:`odtmip.models._highs_run.run_job`): the log, the
+    callback points, the progress display and the last improving solution."""
 
     def __init__(self, echo: bool):
         self.echo = echo
         self.progress = progress.Reporter("highs")  # in the model's own units and sense
         self.parts: list[str] = []
         self.points: list[tuple[float, float, float, int]] = []  # (seconds, primal, dual, nodes)
-        self.pending: list[np.ndarray] = []  # full, verified column vectors, handed over one per poll
+        self.incumbent: tuple[float, np.ndarray] | None = None  # (objective, x) of the last improving solution
+        self.run_started: float | None = None  # perf_counter() when HiGHS started
 
     def write(self, message: str) -> None:
         self.parts.append(message)
         if self.echo:
             sys.stderr.write(message)
 
-    def on_log(self, e) -> None:
-        self.write(e.message)
+    def started(self) -> None:
+        self.run_started = time.perf_counter()
 
-    def on_improving(self, e) -> None:
-        d = e.data_out
-        self.points.append((d.running_time, d.objective_function_value, d.mip_dual_bound, d.mip_node_count))
+    def improving(self, seconds: float, objective: float, dual: float, nodes: int, x: np.ndarray) -> None:
+        self.points.append((seconds, objective, dual, nodes))
+        self.incumbent = (objective, x)  # HiGHS reports strictly improving solutions only
 
-    def on_mip_log(self, e) -> None:
-        d = e.data_out
-        self.points.append((d.running_time, d.mip_primal_bound, d.mip_dual_bound, d.mip_node_count))
-        self.progress(d.mip_primal_bound, d.mip_dual_bound, d.running_time)
-
-    def on_user_solution(self, e) -> None:
-        if self.pending:
-            e.data_in.setSolution(self.pending.pop(0))
+    def logging(self, seconds: float, primal: float, dual: float, nodes: int) -> None:
+        self.points.append((seconds, primal, dual, nodes))
+        self.progress(primal, dual, seconds)
 
     @property
     def text(self) -> str:
@@ -491,29 +492,40 @@ def console_captured(recorder: _Recorder | None = None):
                         recorder.write(text)
 
 
-def _new_highs(hs, options: HighsOptions, mip: bool, recorder: _Recorder):
-    """A fresh, silent ``Highs`` with the run's options and the recorder's log callback."""
+def _checked_options(hs, options: HighsOptions, mip: bool, recorder: _Recorder) -> list[tuple[str, Any]]:
+    """The run's HiGHS options as (name, value) pairs, each checked on a scratch ``Highs``; raise
+    :class:`OptionError` for an unknown option, a value of the wrong type or one HiGHS rejects."""
     with console_captured(recorder):
-        h = hs.Highs()
-    h.setOptionValue("log_to_console", False)  # HiGHS would print to stdout
-    h.setOptionValue("output_flag", False)  # quiet while options are checked
+        scratch = hs.Highs()
+    scratch.setOptionValue("output_flag", False)
     items = []
     for name, value in _option_items(options, mip):
         if name in options.extra:
-            value = _coerce_option(h, hs, name, value)
-        items.append((name, value))
-    for name, value in items:
-        if h.setOptionValue(name, value) == hs.HighsStatus.kError:
+            value = _coerce_option(scratch, hs, name, value)
+        if scratch.setOptionValue(name, value) == hs.HighsStatus.kError:
             raise OptionError(f"HiGHS rejected option {name}={value!r}")
-    h.cbLogging.subscribe(recorder.on_log)
-    h.setOptionValue("output_flag", True)
-    return h
+        items.append((name, value))
+    return items
+
+
+def _new_highs(hs, options: HighsOptions, mip: bool, recorder: _Recorder):
+    """A fresh, silent ``Highs`` with the run's options and the recorder's log callback."""
+    items = _checked_options(hs, options, mip, recorder)
+    with console_captured(recorder):
+        return new_highs(hs, items, recorder.write)
+
+
+@contextlib.contextmanager
+def _highs_turn(hs, threads: int | None, recorder: _Recorder | None = None):
+    """Run HiGHS in this process inside: the thread scheduler set for ``threads``, the console captured."""
+    with console_captured(recorder):
+        _use_threads(hs, threads)
+        yield
 
 
 def _run(hs, h, threads: int | None, recorder: _Recorder | None = None) -> None:
     """``h.run()`` with the process's thread scheduler set for ``threads`` and the console captured."""
-    with console_captured(recorder):
-        _use_threads(hs, threads)
+    with _highs_turn(hs, threads, recorder):
         h.run()
 
 
@@ -586,7 +598,7 @@ def _complete_starts(hs, comp: _Compiled, starts: list, options: HighsOptions, d
         if h is None:
             quiet = HighsOptions(threads=options.threads, seed=options.seed)
             h = _new_highs(hs, quiet, mip=True, recorder=_Recorder(echo=False))
-            _pass_model(hs, h, comp)
+            pass_model(hs, h, _arrays(comp))
             h.setOptionValue("mip_max_nodes", 500)
         lower, upper = comp.col_lower[idx], comp.col_upper[idx]
         h.changeColsBounds(len(idx), idx, val, val)
@@ -603,49 +615,29 @@ def _complete_starts(hs, comp: _Compiled, starts: list, options: HighsOptions, d
 # Solving
 
 
-def _mip_status(hs, h, is_mip: bool) -> tuple[Status, str]:
+def _mip_status(outcome: Outcome, is_mip: bool) -> tuple[Status, str]:
     """(Status, stop_reason) of a finished run; raise for HiGHS errors."""
-    M = hs.HighsModelStatus
-    ms = h.getModelStatus()
-    if ms == M.kOptimal and not is_mip:  # an LP: HiGHS's optimum is proven, and mip_* info is unset
+    ms = outcome.model_status
+    if ms == "kOptimal" and not is_mip:  # an LP: HiGHS's optimum is proven, and mip_* info is unset
         return Status.OPTIMAL, "solved"
-    if ms == M.kOptimal:
-        info = h.getInfo()
-        primal, dual = info.objective_function_value, info.mip_dual_bound
+    if ms == "kOptimal":
+        primal, dual = outcome.objective, outcome.dual_bound
         if abs(primal - dual) <= _CLOSED_GAP * max(1.0, abs(primal)):
             return Status.OPTIMAL, "solved"
         return Status.TIME_LIMIT, "gap"  # stopped by mip_rel_gap / mip_abs_gap
-    if ms == M.kModelEmpty:  # every variable fixed or unused
+    if ms == "kModelEmpty":  # every variable fixed or unused
         return Status.OPTIMAL, "solved"
-    if ms == M.kInfeasible:
+    if ms == "kInfeasible":
         return Status.INFEASIBLE, "infeasible"
-    if ms == M.kUnbounded:
+    if ms == "kUnbounded":
         return Status.NO_SOLUTION, "unbounded"
-    if ms == M.kTimeLimit:
+    if ms == "kTimeLimit":
         return Status.TIME_LIMIT, "time_limit"
-    if ms in (M.kIterationLimit, M.kSolutionLimit):  # mip_max_nodes, mip_max_leaves, mip_max_improving_sols
+    if ms in ("kIterationLimit", "kSolutionLimit"):  # mip_max_nodes, mip_max_leaves, mip_max_improving_sols
         return Status.TIME_LIMIT, "node_limit"
-    if ms in (M.kInterrupt, M.kHighsInterrupt, M.kObjectiveBound, M.kObjectiveTarget, M.kMemoryLimit):
+    if ms in ("kInterrupt", "kHighsInterrupt", "kObjectiveBound", "kObjectiveTarget", "kMemoryLimit"):
         return Status.TIME_LIMIT, "interrupted"
-    raise RuntimeError(f"HiGHS stopped with model status {h.modelStatusToString(ms)!r}")
-
-
-def _feasibility_verdict(hs, h, seconds_left: float | None, threads: int | None) -> str:
-    """``"unbounded"``, ``"infeasible"`` or ``"unknown"`` after HiGHS said "unbounded or infeasible".
-
-    Re-runs with a zero objective, which cannot be unbounded: a feasible point then means unbounded.
-    """
-    n = h.getNumCol()
-    h.changeColsCost(n, np.arange(n, dtype=np.int32), np.zeros(n))
-    if seconds_left is not None:
-        h.setOptionValue("time_limit", max(seconds_left, 1e-3))
-    _run(hs, h, threads)
-    ms = h.getModelStatus()
-    if ms in (hs.HighsModelStatus.kOptimal, hs.HighsModelStatus.kModelEmpty):
-        return "unbounded"
-    if ms == hs.HighsModelStatus.kInfeasible:
-        return "infeasible"
-    return "unknown"
+    raise RuntimeError(f"HiGHS stopped with model status {ms!r}")
 
 
 def _monotone(points, maximize: bool, final: tuple[float, float, float]) -> list[tuple[float, float, float]]:
@@ -664,15 +656,6 @@ def _monotone(points, maximize: bool, final: tuple[float, float, float]) -> list
     if out[-1][0] < final[0]:
         out.append((float(final[0]), out[-1][1], out[-1][2]))
     return out
-
-
-def _set_start(hs, h, x: np.ndarray) -> None:
-    """Hand HiGHS a full MIP start (a value for every column)."""
-    sol = hs.HighsSolution()
-    sol.col_value = x
-    sol.value_valid = True
-    if h.setSolution(sol) == hs.HighsStatus.kError:
-        raise RuntimeError("HiGHS rejected the warm start")
 
 
 def _run_without_solution(status, reason, comp, handoff, seconds, given, log) -> MipRun:
@@ -747,12 +730,8 @@ def solve(
         return _run_without_solution(Status.INFEASIBLE, "infeasible", comp, time.perf_counter() - t0, 0.0, given, log)
 
     recorder = _Recorder(echo=options.log)
-    h = _new_highs(hs, options, mip=True, recorder=recorder)
-    try:
-        _pass_model(hs, h, comp)
-    except RuntimeError as exc:
-        raise RuntimeError(f"{exc}:\n{recorder.text}") from None
-    handoff = time.perf_counter() - t0
+    items = _checked_options(hs, options, mip=True, recorder=recorder)
+    handoff = time.perf_counter() - t0  # the compile; HiGHS's passModel is added below
 
     t1 = time.perf_counter()
     deadline = None if options.time_limit is None else t0 + options.time_limit
@@ -761,53 +740,44 @@ def solve(
     full = iter(completed)
     start, *extra = [None if s is None else next(full) for s in starts]
     start_seconds = time.perf_counter() - t1
-    if start is not None:
-        _set_start(hs, h, start)
-    if deadline is not None:  # the hand-off and completing the starts took part of the limit
-        h.setOptionValue("time_limit", max(deadline - time.perf_counter(), 1e-3))
-    h.cbMipImprovingSolution.subscribe(recorder.on_improving)
-    h.cbMipLogging.subscribe(recorder.on_mip_log)
-    recorder.pending = [x for x in extra if x is not None]
-    if recorder.pending:
-        h.cbMipUserSolution.subscribe(recorder.on_user_solution)
-
-    t2 = time.perf_counter()
-    _run(hs, h, options.threads, recorder)
-    if h.getModelStatus() == hs.HighsModelStatus.kUnboundedOrInfeasible:
-        left = None if deadline is None else deadline - time.perf_counter()
-        if _feasibility_verdict(hs, h, left, options.threads) == "infeasible":
+    left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
+    job = Job(_arrays(comp), items, start, [x for x in extra if x is not None], left)
+    try:
+        if deadline is None:
+            with _highs_turn(hs, options.threads, recorder):
+                outcome = run_job(hs, job, recorder)
+        else:  # a limit must hold even where HiGHS does not read its clock
+            outcome = _run_in_child(job, recorder, deadline)
+    except RuntimeError as exc:
+        raise RuntimeError(f"{exc}; log tail:\n{''.join(recorder.parts[-30:])}") from None
+    handoff += outcome.handoff_seconds
+    solve_seconds = time.perf_counter() - t1 - outcome.handoff_seconds
+    if outcome.verdict is not None:  # HiGHS said "unbounded or infeasible"
+        if outcome.verdict == "infeasible":
             status, reason = Status.INFEASIBLE, "infeasible"
         else:  # feasible, or still unknown: report what HiGHS could not rule out
             status, reason = Status.NO_SOLUTION, "unbounded"
-        seconds = time.perf_counter() - t1
-        return _run_without_solution(status, reason, comp, handoff, seconds, given, recorder.text)
-    solve_seconds = time.perf_counter() - t1
+        return _run_without_solution(status, reason, comp, handoff, solve_seconds, given, recorder.text)
     is_mip = bool(comp.is_int.any())
-    try:
-        status, reason = _mip_status(hs, h, is_mip)
-    except RuntimeError as exc:
-        raise RuntimeError(f"{exc}; log tail:\n{''.join(recorder.parts[-30:])}") from None
+    status, reason = _mip_status(outcome, is_mip)
 
-    info = h.getInfo()
-    empty = h.getModelStatus() == hs.HighsModelStatus.kModelEmpty
-    has_solution = empty or (
-        int(info.primal_solution_status) == 2 and status not in (Status.INFEASIBLE, Status.NO_SOLUTION)
-    )  # 2 = kSolutionStatusFeasible
+    empty = outcome.model_status == "kModelEmpty"
+    x = None if outcome.x is None else _feasible_start(comp, outcome.x) if outcome.stopped else outcome.x.copy()
+    has_solution = empty or (x is not None and status not in (Status.INFEASIBLE, Status.NO_SOLUTION))
     objective = bound = None
     gap = math.inf
     if empty:
         objective = bound = comp.offset
         gap = 0.0
     elif has_solution:
-        objective = float(info.objective_function_value)
-        gap = float(info.mip_gap) if is_mip else (0.0 if status is Status.OPTIMAL else math.inf)
-        x = np.asarray(h.getSolution().col_value, dtype=float)
+        objective = outcome.objective
+        gap = outcome.gap if is_mip else (0.0 if status is Status.OPTIMAL else math.inf)
         x[comp.is_int] = np.round(x[comp.is_int])  # HiGHS may return 0.9999999 for 1
         for var, value in zip(comp.columns, x.tolist(), strict=True):
             var.set_value(value, skip_validation=True)
     if not empty and status not in (Status.INFEASIBLE, Status.NO_SOLUTION):
         if is_mip:
-            bound = float(info.mip_dual_bound)
+            bound = outcome.dual_bound
         elif status is Status.OPTIMAL:
             bound = objective
         else:  # an LP stopped early: no dual bound is known
@@ -817,11 +787,12 @@ def solve(
     statistics = dict(comp.statistics)
     if bound is not None:
         no_incumbent = -math.inf if comp.maximize else math.inf
-        final = (h.getRunTime() + (t2 - t1), no_incumbent if objective is None else objective, bound)
-        points = [(t + (t2 - t1), p, d) for t, p, d, _ in recorder.points]
+        offset = (recorder.run_started or t1) - t1  # the callbacks' clock starts with the run
+        final = (outcome.run_seconds + offset, no_incumbent if objective is None else objective, bound)
+        points = [(t + offset, p, d) for t, p, d, _ in recorder.points]
         trajectory = _monotone(points, comp.maximize, final)
-        in_root = [t + (t2 - t1) for t, _, _, nodes in recorder.points if nodes == 0]
-        if is_mip and info.mip_node_count > 1 and in_root:
+        in_root = [t + offset for t, _, _, nodes in recorder.points if nodes == 0]
+        if is_mip and outcome.nodes > 1 and in_root:
             statistics["root_seconds"] = in_root[-1]
     accepted, start_objective = _start_verdict(comp, start, objective) if given else (None, None)
     logger.debug(
@@ -835,8 +806,8 @@ def solve(
         objective=objective,
         bound=bound,
         gap=gap,
-        nodes=max(0, int(info.mip_node_count)),
-        lp_iterations=max(0, int(info.simplex_iteration_count)) + max(0, int(info.ipm_iteration_count)),
+        nodes=outcome.nodes,
+        lp_iterations=outcome.lp_iterations,
         handoff_seconds=handoff,
         solve_seconds=solve_seconds,
         warm_start_given=given,
@@ -847,6 +818,48 @@ def solve(
         statistics=statistics,
         start_seconds=start_seconds,
     )
+
+
+def _run_in_child(job: Job, recorder: _Recorder, deadline: float) -> Outcome:
+    """Run ``job`` in a child process (:mod:`odtmip.models._highs_run`), reporting to ``recorder`` as it goes; stop
+    the child when ``deadline`` has passed by the grace, with the best solution and bound it reported."""
+    t0 = time.perf_counter()
+    stop_at = deadline + GRACE + GRACE_FRACTION * max(deadline - t0, 0.0)
+    child = subprocess.Popen(command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    inbox: queue.SimpleQueue = queue.SimpleQueue()
+    reader = threading.Thread(target=_receive, args=(child.stdout, inbox), daemon=True)
+    reader.start()
+    try:
+        with contextlib.suppress(BrokenPipeError):  # a child that died early is reported below
+            child.stdin.write(pickle.dumps(job_to_wire(job), protocol=pickle.HIGHEST_PROTOCOL))
+            child.stdin.close()
+        while True:
+            try:
+                kind, *args = inbox.get(timeout=max(stop_at - time.perf_counter(), 0.0))
+            except queue.Empty:
+                seconds = time.perf_counter() - (recorder.run_started or t0)
+                recorder.write(f"odtmip: HiGHS had not stopped {stop_at - deadline:.2f} s after the time limit; "
+                               f"stopped at {seconds:.2f} s with its last reported solution and bound\n")
+                return stopped_outcome(job, recorder.incumbent, recorder.points, seconds)
+            if kind == "done":
+                return Outcome(**args[0])
+            if kind == "error":
+                raise RuntimeError(f"HiGHS failed in its child process:\n{args[0]}")
+            if kind == "eof":
+                raise RuntimeError(f"HiGHS's child process ended without a result (exit code {child.wait()})")
+            getattr(recorder, kind)(*args)
+    finally:
+        child.kill()
+        child.wait()
+        child.stdout.close()
+
+
+def _receive(stream, inbox: queue.SimpleQueue) -> None:
+    """Move the child's reports from ``stream`` into ``inbox``, then ``("eof",)``."""
+    with contextlib.suppress(EOFError, OSError, pickle.UnpicklingError, ValueError):
+        while True:
+            inbox.put(pickle.load(stream))
+    inbox.put(("eof",))
 
 
 def _start_verdict(comp: _Compiled, start: np.ndarray | None, objective: float | None) -> tuple[bool, float | None]:
@@ -896,14 +909,14 @@ def lp_relaxation(model, options: HighsOptions = HighsOptions()) -> float:  # no
         return infeasible
     recorder = _Recorder(echo=options.log)
     h = _new_highs(hs, options, mip=False, recorder=recorder)
-    _pass_model(hs, h, comp, integer=False)
+    pass_model(hs, h, _arrays(comp), integer=False)
     _run(hs, h, options.threads, recorder)
     M = hs.HighsModelStatus
     ms = h.getModelStatus()
     if ms == M.kUnboundedOrInfeasible:
-        ms = {"unbounded": M.kUnbounded, "infeasible": M.kInfeasible}.get(
-            _feasibility_verdict(hs, h, options.time_limit, options.threads), ms
-        )
+        with _highs_turn(hs, options.threads, recorder):
+            verdict = feasibility_verdict(hs, h, options.time_limit)
+        ms = {"unbounded": M.kUnbounded, "infeasible": M.kInfeasible}.get(verdict, ms)
     if ms == M.kOptimal:
         return float(h.getInfo().objective_function_value)
     if ms == M.kModelEmpty:

@@ -50,8 +50,16 @@ def test_the_dp_never_imports_the_mip_stack():
 
 
 def test_only_the_highs_runner_imports_highspy():
-    files = [p for p in sources(PACKAGE) if p != PACKAGE / "models" / "_highs.py"]
+    runner = {PACKAGE / "models" / "_highs.py", PACKAGE / "models" / "_highs_run.py"}
+    files = [p for p in sources(PACKAGE) if p not in runner]
     assert offending(files, lambda n: starts(n, "highspy")) == {}
+
+
+def test_the_child_process_half_of_the_runner_needs_no_odtmip():
+    # The child runs _highs_run.py as a script: importing odtmip there would cost 1.5 s per run (or fail).
+    imported = imported_modules(PACKAGE / "models" / "_highs_run.py")
+    assert {n.split(".")[0] for n in imported} <= {"__future__", "dataclasses", "math", "numpy", "os", "pickle",
+                                                   "sys", "tempfile", "time", "traceback", "typing", "highspy"}
 
 
 def test_the_models_never_import_the_dp():

@@ -4,6 +4,8 @@ import itertools
 import math
 import pickle
 import sys
+import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -535,14 +537,15 @@ def test_extra_options_reach_highs():
     assert h.getOptionValue("mip_lp_solver")[1] == "simplex"
 
 
-def test_log_is_captured_and_goes_to_stderr_only_on_request(capfd):
+@pytest.mark.parametrize("time_limit", [None, 60.0], ids=["in-process", "child-process"])
+def test_log_is_captured_and_goes_to_stderr_only_on_request(capfd, time_limit):
     # capfd reads file descriptors 1 and 2, so it also sees what C code writes there directly.
-    run = solve(knapsack(n=10)[0])
+    run = solve(knapsack(n=10)[0], HighsOptions(time_limit=time_limit))
     out, err = capfd.readouterr()
-    assert out == "" and err == "" and run.log
-    run = solve(knapsack(n=10)[0], HighsOptions(log=True))
+    assert out == "" and err == "" and "Solving report" in run.log
+    run = solve(knapsack(n=10)[0], HighsOptions(log=True, time_limit=time_limit))
     out, err = capfd.readouterr()
-    assert out == "" and err == run.log and run.log
+    assert out == "" and err == run.log and "Solving report" in run.log
     lp_relaxation(knapsack(n=10)[0])
     _highs.to_highs(knapsack(n=10)[0])
     assert capfd.readouterr() == ("", "")
@@ -617,6 +620,70 @@ def test_thread_counts_from_different_python_threads():
     worker.join()
     run(1, results)
     assert results == [True, True, True]
+
+
+# ----------------------------------------------------------------------------------------------------
+# A run with a time limit goes to a child process, which is stopped when HiGHS overruns the deadline
+
+
+def test_a_time_limit_runs_highs_in_a_child_with_the_same_answers(monkeypatch):
+    children = []
+    run_in_child = _highs._run_in_child
+    monkeypatch.setattr(_highs, "_run_in_child", lambda *a: children.append(1) or run_in_child(*a))
+    m, w, p, cap = knapsack(n=25, seed=3)
+    run = solve(m, HighsOptions(time_limit=60, threads=1))
+    assert children == [1]
+    assert run.status is Status.OPTIMAL and run.objective == knapsack_dp(w, p, cap) == run.bound
+    assert pyo.value(m.profit) == run.objective and run.lp_iterations > 0 and run.handoff_seconds > 0
+    assert run.trajectory[-1][1:] == (run.objective, run.bound)
+    options = HighsOptions(threads=1, seed=0, extra={"mip_max_nodes": 50})  # deterministic: the same search
+    ref = solve(multi_knapsack()[0], options)
+    run = solve(multi_knapsack()[0], replace(options, time_limit=60))
+    assert (run.status, run.stop_reason, run.objective, run.bound, run.nodes) == (
+        ref.status, ref.stop_reason, ref.objective, ref.bound, ref.nodes)
+    assert len(children) == 2
+
+
+def _job(model):
+    comp = compile_model(model)
+    recorder = _highs._Recorder(echo=False)
+    items = _highs._checked_options(_highs._highspy(), HighsOptions(threads=1, seed=0), True, recorder)
+    return comp, recorder, _highs.Job(_highs._arrays(comp), items)  # no HiGHS time limit: HiGHS would go on
+
+
+def test_a_child_that_overruns_the_deadline_is_stopped_with_its_best_solution_and_bound():
+    # HiGHS gets no time limit here, as if it did not read its clock; only the parent's deadline stops it.
+    m, w, cap = multi_knapsack()
+    comp, recorder, job = _job(m)
+    t0 = time.perf_counter()
+    out = _highs._run_in_child(job, recorder, t0 + 1.0)
+    assert time.perf_counter() - t0 < 1.0 + _highs.GRACE + 1.0  # run to the end, it takes far longer
+    assert out.stopped and out.model_status == "kTimeLimit" and out.primal_feasible
+    x = _highs._feasible_start(comp, out.x)  # a feasible point of the original model, as the callback reported it
+    assert x is not None and np.all(w @ x <= cap)
+    assert out.objective == comp.cost @ x and out.dual_bound >= out.objective  # maximise: an upper bound
+    assert "had not stopped" in recorder.text
+
+
+def test_a_stopped_child_without_a_solution_keeps_the_start():
+    m, w, cap = multi_knapsack()
+    comp, recorder, job = _job(m)
+    start = np.zeros(len(comp.columns))  # the empty knapsack: feasible, objective 0
+    job.start = start
+    out = _highs.stopped_outcome(job, None, [(0.5, 0.0, 5000.0, 0), (0.9, 0.0, 4000.0, 3)], 1.0)
+    assert out.x is start and out.objective == 0.0 and out.dual_bound == 4000.0 and out.nodes == 3
+    assert out.gap == math.inf  # |0 - 4000| / |0|
+    job.start = None
+    out = _highs.stopped_outcome(job, None, [], 1.0)
+    assert not out.primal_feasible and out.x is None and out.dual_bound == math.inf and out.objective == -math.inf
+
+
+def test_a_child_that_fails_raises_with_the_reason():
+    m = knapsack(n=5)[0]
+    comp, recorder, job = _job(m)
+    job.model.a_index = job.model.a_index + 100  # columns that do not exist
+    with pytest.raises(RuntimeError, match="HiGHS failed in its child process"):
+        _highs._run_in_child(job, recorder, time.perf_counter() + 30)
 
 
 def test_a_time_limit_switches_off_the_presolve_rule_that_ignores_the_clock():

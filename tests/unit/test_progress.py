@@ -2,7 +2,6 @@
 command's choice of when to show them."""
 
 import logging
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -52,12 +51,9 @@ def test_the_mip_reports_highs_incumbent_and_dual_bound(caplog):
 
     rec = _Recorder(echo=False)
     rec.progress = progress.Reporter("highs", interval=0.0)
-    event = SimpleNamespace(data_out=SimpleNamespace(running_time=1.25, mip_primal_bound=5.0, mip_dual_bound=3.0,
-                                                     mip_node_count=7))
     with caplog.at_level(logging.INFO, logger="odtmip.progress"):
-        rec.on_mip_log(event)
-        event.data_out.mip_primal_bound = float("inf")  # no incumbent yet
-        rec.on_mip_log(event)
+        rec.logging(1.25, 5.0, 3.0, 7)  # HiGHS's cbMipLogging: seconds, primal bound, dual bound, nodes
+        rec.logging(1.25, float("inf"), 3.0, 7)  # no incumbent yet
     assert _lines(caplog) == ["highs  1.2 s  best 5  bound 3  gap 40.0%", "highs  1.2 s  best -  bound 3  gap -"]
     assert rec.points[0] == (1.25, 5.0, 3.0, 7)
 
