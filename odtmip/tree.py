@@ -284,17 +284,19 @@ class Tree:
         return len(self.classes)
 
     # --------------------------------------------------------------- routing
-    def _columns(self, X) -> list[np.ndarray]:
-        """Raw columns of ``X`` (DataFrame by name, else 2-D array by position)."""
+    def _columns(self, X) -> dict[int, np.ndarray]:
+        """The raw columns of ``X`` that the splits test, by position (DataFrame columns by name, else a 2-D array's
+        columns by position)."""
+        used = sorted({c for node in self.nodes if node.split is not None for c in node.split.columns})
         if isinstance(X, pd.DataFrame):
             missing = [n for n in self.feature_names if n not in X.columns]
             if missing and X.shape[1] == len(self.feature_names) and not any(
                 n in X.columns for n in self.feature_names
             ):
-                return [X.iloc[:, c].to_numpy() for c in range(X.shape[1])]
+                return {c: X.iloc[:, c].to_numpy() for c in used}
             if missing:
                 raise DataError(f"data lacks the tree's feature column(s) {missing[:5]}")
-            return [X[n].to_numpy() for n in self.feature_names]
+            return {c: X[self.feature_names[c]].to_numpy() for c in used}
         A = np.asarray(X)
         if A.dtype.kind in "US":  # strings: keep them as Python objects for subset tests
             A = A.astype(object)
@@ -302,12 +304,12 @@ class Tree:
             raise DataError(f"expected a 2-D array of samples x features, got shape {A.shape}")
         if A.shape[1] != len(self.feature_names):
             raise DataError(f"expected {len(self.feature_names)} feature columns, got {A.shape[1]}")
-        return [A[:, c] for c in range(A.shape[1])]
+        return {c: A[:, c] for c in used}
 
     def apply(self, X) -> np.ndarray:
         """Index (into ``self.nodes``) of the leaf each row of ``X`` reaches."""
         cols = self._columns(X)
-        n = len(cols[0]) if cols else (X.shape[0] if hasattr(X, "shape") else 0)
+        n = X.shape[0] if hasattr(X, "shape") else len(X)
         out = np.empty(n, dtype=np.int64)
         stack = [(0, np.arange(n))]
         while stack:
@@ -316,7 +318,7 @@ class Tree:
             if node.is_leaf:
                 out[rows] = i
                 continue
-            right = node.split.goes_right([c[rows] for c in cols])
+            right = node.split.goes_right({c: x[rows] for c, x in cols.items()})
             stack.append((node.left, rows[~right]))
             stack.append((node.right, rows[right]))
         return out

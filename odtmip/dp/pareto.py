@@ -30,10 +30,15 @@ Search techniques, each switchable in :class:`ParetoOptions` without changing th
   moved by the positive and negative weight removed (Eq. 6);
 * **cache**: complete fronts (and bounds) by row set and budget.
 
-Anytime: the clock is read at every split (and per root feature inside the depth-two solver); at the deadline the
-search unwinds without storing anything from interrupted subproblems, and the root returns the points found so
-far with ``Status.TIME_LIMIT`` and a valid lower-bound set (the found points and, for every split not finished,
-the merge of its children's lower bounds).
+The search runs compiled (:func:`~odtmip.dp._kernels._pareto.solve_front`, one numba function that calls itself,
+like the MurTree search of :mod:`odtmip.dp._kernels._search`); fronts and bounds are kept in array tables that
+persist across calls (:class:`~odtmip.dp._kernels._pareto.FrontStore`), grown by Python when full.
+
+Anytime: the clock is read every few hundred subproblems (:func:`~odtmip.dp._kernels._common.check_clock`) and,
+inside the depth-two solver, after about a million points built; at the deadline the search unwinds without
+storing anything from interrupted subproblems, and the root returns the points found so far with
+``Status.TIME_LIMIT`` and a valid lower-bound set (the found points and, for every split not finished, the merge
+of its children's lower bounds).
 
 Arithmetic: integer weights are exact (``tol = 0``, "strictly better" means one unit less); with real weights
 comparisons use the round-off tolerance of :func:`~odtmip.dp.solver.tie_tolerance` and the bounds use closed
@@ -56,15 +61,16 @@ from functools import cached_property, partial
 import numpy as np
 
 from odtmip.data import Dataset
+from odtmip.dp._kernels import _common as kc
 from odtmip.dp._kernels import _pareto as kp
+from odtmip.dp._kernels._search import Archive
 from odtmip.dp.solver import MAX_DEPTH_CAP, DPOptions, DPSolver, _check_int, _check_time_limit, pack_columns, warm_up
 from odtmip.exceptions import DataError, OptionError, VerificationError
 from odtmip.metrics import Confusion, count_target, positive_index
 from odtmip.results import SolveResult, Status
 from odtmip.tree import Tree, leaf
 
-#: The ceiling with no restriction, and the lower bound that says nothing.
-NO_CEILING = np.array([[math.inf, math.inf]])
+#: The lower bound that says nothing.
 NO_BOUND = np.zeros((1, 2))
 
 #: The named metrics (to maximise), each a function of the confusion counts.
@@ -200,25 +206,21 @@ class ParetoSolver:
         self.positive = label.item() if isinstance(label, np.generic) else label  # a plain Python label
         # the MurTree solver's encoding of the columns and its bitsets (and its tree building)
         self._dp = DPSolver(dataset, options=DPOptions(merge_features=self.options.merge_features))
-        data = self._dp._data
-        self._feature_bits, self._weights = data.feature_bits, data.weights
-        self._row_start, self._row_features = data.row_start, data.row_features
-        self._unit = self._dp._unit
+        self._feature_bits = self._dp._data.feature_bits
         is_pos = (dataset.y == self.positive_index).astype(np.uint8)
         self._pos_bits = pack_columns(is_pos[:, None])[0]
         self._tol = self._dp._tol
-        self._step = 0.0 if self._tol > 0 else 1.0  # "strictly better": one unit for integer weights
         p = self._feature_bits.shape[0]
-        self._fpos, self._fneg = np.zeros(p), np.zeros(p)
-        self._pos2, self._neg2 = np.zeros((p, p)), np.zeros((p, p))
+        self._counts = (np.zeros(p), np.zeros(p), np.zeros((p, p)), np.zeros((p, p)))  # depth-two work arrays
         self.positives = float(dataset.weights[is_pos == 1].sum())
         self.negatives = float(dataset.weights[is_pos == 0].sum())
-        self._fronts: dict = {}  # (rows, d, n) -> complete front
-        self._bounds: dict = {}  # (rows, d, n) -> lower bound
-        self._archive: dict = {}  # (d, n) -> the last two (rows, lower bound or front) solved completely
-        self._merges: list = []  # merge id -> (left front, right front), for rebuilding trees
-        self._deadline = math.inf
-        self._stats: dict = {}
+        self._store = kp.new_store(self._feature_bits.shape[1])  # fronts and bounds by row set and budget
+        o = self.options
+        self._params = kp.ParetoParams(
+            depth_two=bool(o.depth_two), upper_bound=bool(o.upper_bound), infeasibility_lb=bool(o.infeasibility_lb),
+            lookahead=bool(o.lookahead), similarity=bool(o.similarity), use_cache=bool(o.cache),
+            unit=bool(self._dp._unit), tol=float(self._tol),
+            step=0.0 if self._tol > 0 else 1.0)  # "strictly better": one unit for integer weights
 
     # ------------------------------------------------------------------ public
     def front(self, max_depth: int = 3, max_nodes: int | None = None, time_limit: float | None = None,
@@ -234,156 +236,52 @@ class ParetoSolver:
         depth = _check_int("max_depth", max_depth, 0, MAX_DEPTH_CAP)
         nodes = (1 << depth) - 1 if max_nodes is None else min(_check_int("max_nodes", max_nodes, 0), (1 << depth) - 1)
         limit = _check_time_limit(time_limit)
-        U = NO_CEILING if ceiling is None else _ceiling(ceiling)
+        U = np.array([[math.inf, math.inf]]) if ceiling is None else _ceiling(ceiling)
         compile_seconds = warm_up() + _warm_up_pareto()
         t0 = time.perf_counter()
-        self._deadline = math.inf if limit is None else t0 + limit
-        self._stats = {"subproblems": 0, "merges": 0, "depth_two_calls": 0, "cache_hits": 0, "lookahead_prunes": 0,
-                       "bound_prunes": 0}
-        done: list = []
-        root = self._dp._root
-        P, complete = self._solve(root, min(depth, nodes), nodes, kp.maximal(U, self._tol), done)
+        d = min(depth, nodes)
+        n = min(nodes, (1 << d) - 1)
+        prm = self._params if limit is None else self._params._replace(deadline=t0 + limit)
+        search = self._search(d, n, prm)
+        while True:
+            search.st[kc.S_FULL] = 0
+            search.done[:] = False
+            P, complete = kp.solve_front(search, 0, 0, d, n, kp.maximal(U, self._tol))
+            if not search.st[kc.S_FULL]:
+                break
+            self._store = kp.grow_store(self._store)
+            search = search._replace(store=self._store)
         if complete:
             bound = P[:, :2].copy()
+        elif d <= 2 and self.options.depth_two or d == 0:
+            bound = NO_BOUND.copy()
         else:
-            bound = self._root_bound(root, min(depth, nodes), nodes, P, done)
+            bound = kp.root_bound(search, d, n, P)
         points = tuple(self._point(row) for row in P)
-        stats = dict(self._stats, features=int(self._feature_bits.shape[0]), tolerance=self._tol,
-                     front_size=len(points))
+        st = search.st
+        stats = {"subproblems": int(st[kc.S_NODES]), "merges": int(st[kp.S_MERGES]),
+                 "depth_two_calls": int(st[kc.S_DEPTH2]), "cache_hits": int(st[kc.S_CACHE_HITS]),
+                 "lookahead_prunes": int(st[kp.S_LOOKAHEAD]), "bound_prunes": int(st[kp.S_BOUND_PRUNES]),
+                 "features": int(self._feature_bits.shape[0]), "tolerance": self._tol, "front_size": len(points)}
         if compile_seconds:
             stats["compile_seconds"] = compile_seconds
         status = Status.OPTIMAL if complete else Status.TIME_LIMIT
         return ParetoFront(points, status, "solved" if complete else "time_limit", bound, self.positive,
                            time.perf_counter() - t0, stats)
 
-    # ------------------------------------------------------------------ search
-    def _solve(self, bits, d: int, n: int, U: np.ndarray, done: list | None = None):
-        """(PF(bits, d, n) n Down(U), complete): the front part under the ceiling ``U``; complete is False when the
-        deadline interrupted the search (then the points are trees found, not a proven front)."""
-        o, tol = self.options, self._tol
-        d, n = min(d, n), min(n, (1 << d) - 1)
-        self._stats["subproblems"] += 1
-        pos, neg = kp.class_weights(bits, self._pos_bits, self._weights, self._unit)
-        leaf_front = kp.leaf_front(pos, neg, tol)
-        if d == 0 or pos <= tol or neg <= tol:  # a pure leaf, (0, 0), dominates every tree
-            return leaf_front[kp.allowed(leaf_front, U, tol)], True
-        key = (bits.tobytes(), d, n)
-        if o.cache:
-            F = self._fronts.get(key)
-            if F is not None:
-                self._stats["cache_hits"] += 1
-                return F[kp.allowed(F, U, tol)], True
-            L = self._bounds.get(key)
-            if L is not None and kp.infeasible(L, U, tol):
-                self._stats["bound_prunes"] += 1
-                return leaf_front[:0], True
-        if o.depth_two and d <= 2:
-            self._stats["depth_two_calls"] += 1
-            F, complete = kp.depth_two_front(bits, self._pos_bits, self._weights, self._unit, self._row_start,
-                                             self._row_features, d, n, tol, self._deadline, self._fpos, self._fneg,
-                                             self._pos2, self._neg2)
-            if complete:
-                self._store(key, F, NO_CEILING, d, n)
-            return F[kp.allowed(F, U, tol)], complete
-        PF = leaf_front
-        bounded = o.upper_bound
-        Ucur = kp.tighten(U, PF, 0.0, tol) if bounded else U
-        complete = True
-        half = (1 << (d - 1)) - 1
-        for f in range(self._feature_bits.shape[0]):
-            if time.perf_counter() > self._deadline:
-                complete = False
-                break
-            fb = self._feature_bits[f]
-            left, right = bits & ~fb, bits & fb
-            if not left.any() or not right.any():  # a degenerate split reproduces the leaf ([DS21] trap 11)
-                continue
-            for nl in range(max(0, n - 1 - half), min(n - 1, half) + 1):
-                nr = n - 1 - nl
-                Lr = NO_BOUND
-                if o.lookahead or bounded:
-                    Ll, Lr = self._bound(left, d - 1, nl), self._bound(right, d - 1, nr)
-                    if o.lookahead and kp.infeasible(kp.merge_bounds(Ll, Lr, tol), Ucur, tol):
-                        self._stats["lookahead_prunes"] += 1
-                        if done is not None:
-                            done.append((f, nl))
-                        continue
-                A, ok = self._solve(left, d - 1, nl, kp.subtract(Ucur, Lr, tol) if bounded else NO_CEILING)
-                B = A[:0]
-                if ok and len(A):
-                    B, ok = self._solve(right, d - 1, nr, kp.subtract(Ucur, A, tol) if bounded else NO_CEILING)
-                if len(A) and len(B):
-                    M = kp.merge(A, B, tol)
-                    M[:, kp.P_FEATURE] = f
-                    M[:, kp.P_C] = len(self._merges)
-                    self._merges.append((A, B))
-                    self._stats["merges"] += 1
-                    PF = kp.nondominated(np.concatenate((PF, M)), tol)
-                    if bounded:
-                        Ucur = kp.tighten(U, PF, 0.0, tol)
-                if not ok:
-                    complete = False
-                    break
-                if done is not None:
-                    done.append((f, nl))
-            if not complete:
-                break
-        if complete:
-            self._store(key, PF, U, d, n)
-        return PF[kp.allowed(PF, U, tol)], complete
-
-    def _store(self, key, F: np.ndarray, U: np.ndarray, d: int, n: int) -> None:
-        """Remember a subproblem searched to the end under ``U``: its front when U is no restriction, else (B) the
-        lower bound nd(points found u minimal points outside Down(U)) met with the stored one."""
-        if np.all(np.isinf(U)):
-            self._fronts[key] = F
-            L = F[:, :2]
-        elif self.options.infeasibility_lb:
-            L = kp.minimal(np.concatenate((F[:, :2], kp.outside(U, self._step))), self._tol)
-            old = self._bounds.get(key)
-            if old is not None:
-                L = kp.meet(old, L, self._tol)
-            self._bounds[key] = L
-        else:
-            return
-        if self.options.similarity:
-            kept = self._archive.setdefault(key[1:], [])
-            kept.insert(0, (np.frombuffer(key[0], dtype=np.uint64), L))
-            del kept[2:]
-
-    def _bound(self, bits, d: int, n: int) -> np.ndarray:
-        """A lower bound of PF(bits, d, n): its stored front or bound, met with the similarity bounds (D)."""
-        d, n = min(d, n), min(n, (1 << d) - 1)
-        key = (bits.tobytes(), d, n)
-        F = self._fronts.get(key) if self.options.cache else None
-        if F is not None:
-            return F[:, :2]
-        L = self._bounds.get(key, NO_BOUND) if self.options.cache else NO_BOUND
-        if self.options.similarity:
-            for old, Lold in self._archive.get((d, n), ()):
-                pos, neg = kp.class_weights(old & ~bits, self._pos_bits, self._weights, self._unit)  # removed rows
-                L = kp.meet(L, kp.similarity_bound(Lold, neg, pos, self._tol), self._tol)
-        return L
-
-    def _root_bound(self, bits, d: int, n: int, P: np.ndarray, done: list) -> np.ndarray:
-        """A lower bound of the root after a timeout: the points found, and the merge of the children's lower
-        bounds for every split whose search did not finish. (A finished split's trees outside the tightened
-        ceiling are weakly dominated by points found.)"""
-        if d <= 2 and self.options.depth_two or d == 0:
-            return NO_BOUND.copy()
-        parts = [P[:, :2]]
-        finished = set(done)
-        half = (1 << (d - 1)) - 1
-        for f in range(self._feature_bits.shape[0]):
-            fb = self._feature_bits[f]
-            left, right = bits & ~fb, bits & fb
-            if not left.any() or not right.any():
-                continue
-            for nl in range(max(0, n - 1 - half), min(n - 1, half) + 1):
-                if (f, nl) not in finished:
-                    parts.append(kp.merge_bounds(self._bound(left, d - 1, nl), self._bound(right, d - 1, n - 1 - nl),
-                                                 self._tol))
-        return kp.minimal(np.concatenate(parts), self._tol)
+    def _search(self, d: int, n: int, prm: kp.ParetoParams) -> kp.FrontSearch:
+        """The state of one search of the root at budget (d, n): the store, a fresh similarity archive (one slot per
+        budget), the recursion path's rows with the root's at level 0, and fresh statistics."""
+        W = self._feature_bits.shape[1]
+        levels = np.zeros((d + 2, 2, W), dtype=np.uint64)
+        levels[0, 0] = self._dp._root
+        slots = (n + 1) * (d + 1)
+        archive = Archive(bits=np.zeros((slots, 2, W), dtype=np.uint64), keys=np.zeros((slots, 2), dtype=np.int64),
+                          size=np.zeros(slots, dtype=np.int64))
+        return kp.FrontSearch(data=self._dp._data, pos_bits=self._pos_bits, store=self._store, archive=archive,
+                              levels=levels, counts=self._counts,
+                              done=np.zeros((self._feature_bits.shape[0], max(n, 1)), dtype=np.bool_), prm=prm,
+                              st=np.zeros(kp.N_PARETO_STATS, dtype=np.int64))
 
     # ------------------------------------------------------------------ trees
     def _point(self, row: np.ndarray) -> FrontPoint:
@@ -415,8 +313,8 @@ class ParetoSolver:
             labels = int(row[kp.P_C])
             return self._dp._branch(f, self._terminal_child(int(row[kp.P_A]), labels & 3),
                                     self._terminal_child(int(row[kp.P_B]), labels >> 2))
-        A, B = self._merges[int(row[kp.P_C])]
-        return self._dp._branch(f, self._spec(A[int(row[kp.P_A])]), self._spec(B[int(row[kp.P_B])]))
+        rows = self._store.rows
+        return self._dp._branch(f, self._spec(rows[int(row[kp.P_A])]), self._spec(rows[int(row[kp.P_B])]))
 
     def _terminal_child(self, g: int, labels: int):
         if g < 0:
@@ -443,8 +341,11 @@ def _warm_up_pareto() -> float:
     rng = np.random.default_rng(0)
     for w in (None, rng.random(30) + 0.5):
         ds = Dataset(rng.integers(0, 2, size=(30, 4)), np.r_[0, 1, rng.integers(0, 2, 28)], w)
-        ParetoSolver(ds).front(max_depth=3, ceiling=[(5, 5)])
+        ParetoSolver(ds).front(max_depth=3, ceiling=[(5, 5)], time_limit=3600.0)
         ParetoSolver(ds).front(max_depth=3, max_nodes=2)
+        stopped = ParetoSolver(ds)  # a search stopped at its second subproblem: the bound of a stopped search
+        stopped._params = stopped._params._replace(node_limit=1)
+        stopped.front(max_depth=3)
     return time.perf_counter() - t0
 
 

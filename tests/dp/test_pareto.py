@@ -158,3 +158,36 @@ def test_depth_four_front_equals_brute_force(seed):
     y = rng.integers(0, 2, size=40)
     ds = Dataset(X, y)
     assert ParetoSolver(ds).front(max_depth=4).pairs == [(a, b) for a, b, _ in brute_front(ds, 4)]
+
+
+@settings(max_examples=40, **SETTINGS)
+@given(ds=tiny_data(max_rows=24, max_cols=4, classes=(2,)), depth=st.integers(2, 4))
+def test_a_store_that_must_grow_keeps_the_front(ds, depth):
+    """A full store (keys, entries, points, bounds) makes the compiled search stop, grow it and search again."""
+    full = ParetoSolver(ds).front(max_depth=depth)
+    small = ParetoSolver(ds)
+    small._store = kp.new_store(small._store.cache.keys.shape[1], n_keys=2, n_rows=2)
+    front = small.front(max_depth=depth)
+    assert front.status is Status.OPTIMAL and pairs_close(front.pairs, full.pairs)
+    assert [p.nodes for p in front.points] == [p.nodes for p in full.points]
+    check_points(front, ds, 1)
+
+
+@settings(max_examples=60, **SETTINGS)
+@given(ds=tiny_data(max_rows=30, max_cols=5, classes=(2,)), depth=st.integers(2, 4), limit=st.integers(1, 80))
+def test_a_stopped_search_returns_trees_and_a_valid_bound(ds, depth, limit):
+    """Stopped after ``limit`` subproblems (the node limit stops the search as the deadline does, repeatably): every
+    point is a tree with its pair, at or above the front, and every tree's pair is >= some point of the bound."""
+    solver = ParetoSolver(ds)
+    solver._params = solver._params._replace(node_limit=limit)
+    front = solver.front(max_depth=depth)
+    exact = ParetoSolver(ds).front(max_depth=depth).pairs
+    check_points(front, ds, 1)
+    for fp, fn in front.pairs:
+        assert any(a <= fp + 1e-9 and b <= fn + 1e-9 for a, b in exact)
+    for fp, fn in exact:
+        assert any(a <= fp + 1e-9 and b <= fn + 1e-9 for a, b in front.bound)
+    if front.status is Status.OPTIMAL:
+        assert pairs_close(front.pairs, exact)
+    else:
+        assert front.stop_reason == "time_limit"

@@ -108,29 +108,49 @@ def key_index(cache, key, create, st):
 
 
 @njit(cache=NUMBA_CACHE)
-def entry_for(cache, k, d, n, st):
-    """The entry of key ``k`` for budget (d, n), created with a zero bound if absent; -1 if full."""
-    heads, ei, ef, used = cache.heads, cache.ints, cache.reals, cache.used
-    e = heads[k]
+def find_entry(cache, k, d, n):
+    """The entry of key ``k`` for budget (d, n), or -1."""
+    ei = cache.ints
+    e = cache.heads[k]
     while e >= 0:
         if ei[e, E_DEPTH] == d and ei[e, E_NODES] == n:
             return e
         e = ei[e, E_NEXT]
+    return -1
+
+
+@njit(cache=NUMBA_CACHE)
+def link_entry(cache, k, d, n, st):
+    """A new entry of key ``k`` for budget (d, n), its other integer fields -1; -1 and the S_FULL flag if full."""
+    ei, used = cache.ints, cache.used
     e = used[U_ENTRIES]
     if e >= ei.shape[0]:
         st[S_FULL] = 1
         return -1
     used[U_ENTRIES] = e + 1
     ei[e, :] = -1
-    ei[e, E_NEXT] = heads[k]
+    ei[e, E_NEXT] = cache.heads[k]
     ei[e, E_DEPTH] = d
     ei[e, E_NODES] = n
+    cache.heads[k] = e
+    return e
+
+
+@njit(cache=NUMBA_CACHE)
+def entry_for(cache, k, d, n, st):
+    """The entry of key ``k`` for budget (d, n), created with a zero bound if absent; -1 if full."""
+    e = find_entry(cache, k, d, n)
+    if e >= 0:
+        return e
+    e = link_entry(cache, k, d, n, st)
+    if e < 0:
+        return -1
+    ei, ef = cache.ints, cache.reals
     ei[e, E_LB_NODES] = 0
     ei[e, E_OPT] = 0
     ei[e, E_TERMINAL] = 0
     ef[e, EF_LB] = 0.0
     ef[e, EF_COST] = np.inf
-    heads[k] = e
     return e
 
 
@@ -219,15 +239,17 @@ def rehash(slots, hashes, n_keys):
         slots[s] = k
 
 
-def new_tables(key_words: int, n_keys: int = 1 << 14, n_entries: int = 1 << 15) -> Cache:
-    """Empty cache tables for keys of ``key_words`` uint64 words."""
+def new_tables(key_words: int, n_keys: int = 1 << 14, n_entries: int = 1 << 15, n_ints: int = NE_I,
+               n_reals: int = NE_F) -> Cache:
+    """Empty cache tables for keys of ``key_words`` uint64 words, entries of ``n_ints`` integer fields (the first
+    three E_NEXT, E_DEPTH, E_NODES) and ``n_reals`` real ones (default: the fields E_* and EF_* above)."""
     return Cache(
         slots=np.full(4 * n_keys, -1, dtype=np.int64),
         keys=np.zeros((n_keys, key_words), dtype=np.uint64),
         hashes=np.zeros(n_keys, dtype=np.uint64),
         heads=np.full(n_keys, -1, dtype=np.int64),
-        ints=np.zeros((n_entries, NE_I), dtype=np.int64),
-        reals=np.zeros((n_entries, NE_F), dtype=np.float64),
+        ints=np.zeros((n_entries, n_ints), dtype=np.int64),
+        reals=np.zeros((n_entries, n_reals), dtype=np.float64),
         used=np.zeros(2, dtype=np.int64),
     )
 
@@ -240,7 +262,8 @@ def grow_tables(cache: Cache) -> Cache:
         kcap *= 2
     if n_entries >= ecap - 1:
         ecap *= 2
-    new = new_tables(cache.keys.shape[1], kcap, ecap)._replace(used=cache.used)
+    new = new_tables(cache.keys.shape[1], kcap, ecap, cache.ints.shape[1], cache.reals.shape[1])._replace(
+        used=cache.used)
     new.keys[:n_keys] = cache.keys[:n_keys]
     new.hashes[:n_keys] = cache.hashes[:n_keys]
     new.heads[:n_keys] = cache.heads[:n_keys]

@@ -1,5 +1,6 @@
 """Kernels of the bi-objective (FP, FN) search of [DS21]: fronts, their merge and filter, the ceiling algebra of
-the bounds, and the specialised depth-two front solver.
+the bounds, the specialised depth-two front solver, and the search itself (:func:`solve_front`, the recursion of
+[DS21] Eq. 3 with the techniques of :mod:`odtmip.dp.pareto`).
 
 A **front** is a float64 array (k, NCOL), one row per point, sorted by ``fp`` ascending (then ``fn`` strictly
 descending): the point's false-positive and false-negative weight, its branch nodes, and how to rebuild its tree
@@ -20,10 +21,26 @@ References
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
-from odtmip.dp._kernels._common import INF, NUMBA_CACHE, clock, trailing_zeros
+from odtmip.dp._kernels._cache import Cache, find_entry, grow_tables, key_index, link_entry, new_tables
+from odtmip.dp._kernels._common import (
+    INF,
+    N_STATS,
+    NUMBA_CACHE,
+    S_CACHE_HITS,
+    S_DEPTH2,
+    S_FULL,
+    Data,
+    check_clock,
+    past_deadline,
+    popcount,
+    trailing_zeros,
+)
+from odtmip.dp._kernels._search import Archive, archive_subproblem
 
 # ---- columns of a front ------------------------------------------------------------------------------
 P_FP = 0  # false-positive weight
@@ -31,9 +48,10 @@ P_FN = 1  # false-negative weight
 P_NODES = 2  # branch nodes of the point's tree
 P_KIND = 3  # how to rebuild it: KIND_LEAF, KIND_TERMINAL or KIND_SPLIT
 P_FEATURE = 4  # root feature (internal index); -1 for a leaf
-P_A = 5  # leaf: 1 = predicts positive; terminal: left child feature (-1: leaf); split: row in the left front
-P_B = 6  # terminal: right child feature (-1: leaf); split: row in the right front
-P_C = 7  # terminal: leaf labels, bit i for leaf i from the left (1 = positive); split: id of the merge
+P_A = 5  # leaf: 1 = predicts positive; terminal: left child feature (-1: leaf); split: left child's row (P_C)
+P_B = 6  # terminal: right child feature (-1: leaf); split: right child's row (P_C)
+P_C = 7  # terminal: leaf labels, bit i for leaf i from the left (1 = positive); split: -1 while P_A and P_B are
+#          rows of the two fronts just merged, 0 once they are rows of FrontStore.rows (kept for the trees)
 NCOL = 8
 
 KIND_LEAF = 0
@@ -74,8 +92,8 @@ def nondominated(P, tol):
 
 @njit(cache=NUMBA_CACHE)
 def merge(A, B, tol):
-    """Merge(A, B) = nd({a + b}) of two sibling fronts ([DS21] Def. 2); column ``P_A``/``P_B`` hold the rows of
-    ``a`` and ``b``, ``P_C`` (the merge id) and ``P_FEATURE`` are left for the caller."""
+    """Merge(A, B) = nd({a + b}) of two sibling fronts ([DS21] Def. 2); columns ``P_A``/``P_B`` hold the rows of
+    ``a`` and ``b`` (``P_C`` = -1), ``P_FEATURE`` is left for the caller."""
     out = np.empty((A.shape[0] * B.shape[0], NCOL))
     r = 0
     for i in range(A.shape[0]):
@@ -255,21 +273,45 @@ def leaf_front(pos, neg, tol):
     return nondominated(P, tol)
 
 
+@njit(cache=NUMBA_CACHE, inline="always")
+def _word_weights(word, pos_word, base, weights, unit):
+    """(positive, negative) weight of the rows set in one 64-bit ``word`` whose first row is ``base``."""
+    if unit:
+        pos = popcount(word & pos_word)
+        return np.float64(pos), np.float64(popcount(word) - pos)
+    pos = 0.0
+    neg = 0.0
+    while word:
+        b = trailing_zeros(word)
+        if (pos_word >> b) & np.uint64(1):
+            pos += weights[base + np.int64(b)]
+        else:
+            neg += weights[base + np.int64(b)]
+        word &= word - np.uint64(1)
+    return pos, neg
+
+
 @njit(cache=NUMBA_CACHE)
 def class_weights(bits, pos_bits, weights, unit):
     """(positive, negative) weight of the rows in ``bits``."""
     pos = 0.0
     neg = 0.0
     for i in range(bits.shape[0]):
-        word = bits[i]
-        while word:
-            b = np.int64(trailing_zeros(word))
-            w = 1.0 if unit else weights[i * 64 + b]
-            if (pos_bits[i] >> np.uint64(b)) & np.uint64(1):
-                pos += w
-            else:
-                neg += w
-            word &= word - np.uint64(1)
+        p, n = _word_weights(bits[i], pos_bits[i], i * 64, weights, unit)
+        pos += p
+        neg += n
+    return pos, neg
+
+
+@njit(cache=NUMBA_CACHE)
+def removed_weights(old, new, pos_bits, weights, unit):
+    """(positive, negative) weight of the rows in ``old`` and not in ``new`` (r+ and r- of [DS21] Eq. 6)."""
+    pos = 0.0
+    neg = 0.0
+    for i in range(old.shape[0]):
+        p, n = _word_weights(old[i] & ~new[i], pos_bits[i], i * 64, weights, unit)
+        pos += p
+        neg += n
     return pos, neg
 
 
@@ -318,7 +360,7 @@ def _child_front(p_side, n_side, fpos, fneg, pos2, neg2, f, present, tol):
     leaf and every split on g != f. ``P_A`` holds g (-1: leaf) and ``P_C`` the labels (bit 0: the leaf, or
     the g-absent leaf; bit 1: the g-present leaf)."""
     p = fpos.shape[0]
-    out = np.empty((2 + 4 * p, NCOL))
+    out = np.empty((2 + 2 * p, NCOL))
     leaf = _cell(p_side, n_side, 1, tol)
     r = 0
     for i in range(leaf.shape[0]):
@@ -337,9 +379,10 @@ def _child_front(p_side, n_side, fpos, fneg, pos2, neg2, f, present, tol):
         p0, n0 = p_side - pg, n_side - ng
         if pg + ng <= 0.0 or p0 + n0 <= 0.0:  # an empty side: the leaf again ([MurTree] Prop. 4.2)
             continue
-        # the four labellings of the two leaves (bit 0: the g-absent leaf, bit 1: the g-present leaf, 1 =
-        # positive): a positive leaf errs on its negatives (fp), a negative one on its positives (fn)
-        for labels in range(4):
+        # the labellings of the two leaves (bit 0: the g-absent leaf, bit 1: the g-present leaf, 1 = positive):
+        # a positive leaf errs on its negatives (fp), a negative one on its positives (fn); the two uniform
+        # labellings (0 and 3) have the pair of a leaf with one node more, so only the mixed ones can be kept
+        for labels in range(1, 3):
             out[r, P_FP] = (n0 if labels & 1 else 0.0) + (ng if labels & 2 else 0.0)
             out[r, P_FN] = (0.0 if labels & 1 else p0) + (0.0 if labels & 2 else pg)
             out[r, P_NODES] = 1
@@ -353,21 +396,55 @@ def _child_front(p_side, n_side, fpos, fneg, pos2, neg2, f, present, tol):
 
 
 @njit(cache=NUMBA_CACHE)
-def _root_front(L, R, f, tol):
-    """Merge of the two child fronts of root ``f`` as terminal points (labels: left bits 0-1, right 2-3)."""
-    M = merge(L, R, tol)
-    for r in range(M.shape[0]):
-        i, j = np.int64(M[r, P_A]), np.int64(M[r, P_B])
-        M[r, P_KIND] = KIND_TERMINAL
-        M[r, P_FEATURE] = f
-        M[r, P_A] = L[i, P_A]
-        M[r, P_B] = R[j, P_A]
-        M[r, P_C] = L[i, P_C] + 4 * R[j, P_C]
-    return M
+def _covered(F, fp, fn, nodes, tol):
+    """Some point of the front ``F`` has fp and fn no larger (within ``tol``) and no more branch nodes: the point
+    (fp, fn) with ``nodes`` never enters nd(F u {it}) except as an equal twin. Binary search on F's fp: the last
+    point with fp <= fp + tol has the least fn of those."""
+    lo, hi = 0, F.shape[0]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if F[mid, P_FP] <= fp + tol:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo > 0 and F[lo - 1, P_FN] <= fn + tol and F[lo - 1, P_NODES] <= nodes
 
 
 @njit(cache=NUMBA_CACHE)
-def depth_two_front(bits, pos_bits, weights, unit, row_start, row_features, depth, nodes, tol, deadline,
+def _add_roots(best, L, R, f, tol):
+    """nd(best u Merge(L, R)): ``best`` with the trees of root ``f`` whose children are points of the child
+    fronts ``L`` and ``R`` (as terminal points; labels: left bits 0-1, right 2-3). A sum that a point of ``best``
+    covers (:func:`_covered`) is never built, nor a row of L whose sum with R's ideal point is covered."""
+    nr = R.shape[0]
+    least = R[0, P_NODES]
+    for j in range(nr):
+        least = min(least, R[j, P_NODES])
+    out = np.empty((L.shape[0] * nr, NCOL))
+    r = 0
+    for i in range(L.shape[0]):
+        if _covered(best, L[i, P_FP] + R[0, P_FP], L[i, P_FN] + R[nr - 1, P_FN], L[i, P_NODES] + least + 1, tol):
+            continue
+        for j in range(nr):
+            fp, fn = L[i, P_FP] + R[j, P_FP], L[i, P_FN] + R[j, P_FN]
+            nodes = L[i, P_NODES] + R[j, P_NODES] + 1
+            if _covered(best, fp, fn, nodes, tol):
+                continue
+            out[r, P_FP] = fp
+            out[r, P_FN] = fn
+            out[r, P_NODES] = nodes
+            out[r, P_KIND] = KIND_TERMINAL
+            out[r, P_FEATURE] = f
+            out[r, P_A] = L[i, P_A]
+            out[r, P_B] = R[j, P_A]
+            out[r, P_C] = L[i, P_C] + 4 * R[j, P_C]
+            r += 1
+    if r == 0:
+        return best
+    return nondominated(np.concatenate((best, out[:r])), tol)
+
+
+@njit(cache=NUMBA_CACHE)
+def depth_two_front(bits, pos_bits, weights, unit, row_start, row_features, depth, nodes, tol, deadline, st,
                     fpos, fneg, pos2, neg2):
     """PF(D, d, n) for d <= 2: the front of every tree of depth <= ``depth`` with <= ``nodes`` branch nodes on the
     rows ``bits`` ([DS21] §3: [MurTree]'s depth-two solver with Merge for sums).
@@ -375,8 +452,9 @@ def depth_two_front(bits, pos_bits, weights, unit, row_start, row_features, dept
     Per root f, the front of each child over its leaf and all splits on g (cells from one frequency count), then
     the merge of the two children: both may split with 3 nodes, one of them with 2, neither with 1. The result is
     nd of the union over f with the leaf's front. ``fpos``, ``fneg`` (p,) and ``pos2``, ``neg2`` (p, p) are work
-    arrays. Returns (front, complete); ``complete`` is False when the clock passed ``deadline`` (read once per
-    root feature), and the front then holds the roots tried so far.
+    arrays. Returns (front, complete); ``complete`` is False when the clock passed ``deadline`` (read by
+    :func:`~odtmip.dp._kernels._common.past_deadline`, counting the points each root builds, which sets S_TIMEOUT
+    in ``st``), and the front then holds the roots tried so far.
     """
     P, N = class_weights(bits, pos_bits, weights, unit)
     best = leaf_front(P, N, tol)
@@ -384,9 +462,11 @@ def depth_two_front(bits, pos_bits, weights, unit, row_start, row_features, dept
         return best, True
     _count_pairs(bits, pos_bits, weights, unit, row_start, row_features, fpos, fneg, pos2, neg2)
     p = fpos.shape[0]
+    work = 0  # points the last root built (its children's candidates and their merge)
     for f in range(p):
-        if deadline < INF and clock() > deadline:
+        if past_deadline(st, deadline, work):
             return best, False
+        work = 0
         pr, nr = fpos[f], fneg[f]
         pl, nl = P - pr, N - nr
         if pr + nr <= 0.0 or pl + nl <= 0.0:
@@ -395,13 +475,366 @@ def depth_two_front(bits, pos_bits, weights, unit, row_start, row_features, dept
         leaf_l[:, P_A] = -1
         leaf_r[:, P_A] = -1
         if depth == 1 or nodes == 1:
-            F = _root_front(leaf_l, leaf_r, f, tol)
+            best = _add_roots(best, leaf_l, leaf_r, f, tol)
         else:
             L = _child_front(pl, nl, fpos, fneg, pos2, neg2, f, False, tol)
             R = _child_front(pr, nr, fpos, fneg, pos2, neg2, f, True, tol)
+            work = 4 * p + L.shape[0] * R.shape[0]
             if nodes >= 3:
-                F = _root_front(L, R, f, tol)
+                best = _add_roots(best, L, R, f, tol)
             else:  # two nodes: one child splits, the other is a leaf
-                F = np.concatenate((_root_front(L, leaf_r, f, tol), _root_front(leaf_l, R, f, tol)))
-        best = nondominated(np.concatenate((best, F)), tol)
+                best = _add_roots(_add_roots(best, L, leaf_r, f, tol), leaf_l, R, f, tol)
     return best, True
+
+
+# ============================================================================================ the search
+class ParetoParams(NamedTuple):
+    """The scalar parameters of one front search (read-only in the kernels): the switches of
+    :class:`~odtmip.dp.pareto.ParetoOptions` and the arithmetic. ``node_limit``, ``deadline`` and
+    ``report_every`` are read by :func:`~odtmip.dp._kernels._common.check_clock` (no progress reports)."""
+
+    depth_two: bool  # specialised depth-two solver ([DS21] §3)
+    upper_bound: bool  # (A) child ceilings (Eq. 4) and the node's ceiling tightened by its points
+    infeasibility_lb: bool  # (B) lower bounds of subproblems searched to the end under a ceiling
+    lookahead: bool  # (C) skip a split whose children's lower bounds merge to nothing under the ceiling (Eq. 5)
+    similarity: bool  # (D) similarity lower bound (Eq. 6)
+    use_cache: bool  # read stored fronts and bounds
+    unit: bool  # every weight is 1, so class weights are popcounts
+    tol: float  # pairs closer than this are equal
+    step: float  # "strictly better": 1 for integer weights, 0 (closed regions) for real ones
+    deadline: float = INF  # time.perf_counter() value at which to stop (inf: none)
+    node_limit: int = 1 << 62  # stop as at the deadline after this many subproblems (a stop that tests repeat)
+    report_every: float = INF
+
+
+# ---- integer fields of a stored entry (columns of ``FrontStore.cache.ints`` after E_NEXT, E_DEPTH, E_NODES) --
+PE_FRONT = 3  # first row in FrontStore.rows of the complete front PF(D, d, n), -1 none
+PE_FRONT_LEN = 4  # its number of points
+PE_BOUND = 5  # first row in FrontStore.bounds of the stored lower bound (B), -1 none
+PE_BOUND_LEN = 6  # its number of points
+NPE = 7
+
+# ---- counters (``FrontStore.used``) ----------------------------------------------------------------------------
+U_ROWS = 0  # rows of FrontStore.rows in use
+U_BOUNDS = 1  # rows of FrontStore.bounds in use
+
+# ---- statistics after those of :mod:`odtmip.dp._kernels._common` (``st``; S_NODES counts subproblems) ---------
+S_MERGES = N_STATS  # merges of two child fronts
+S_LOOKAHEAD = N_STATS + 1  # splits skipped by the lookahead (C)
+S_BOUND_PRUNES = N_STATS + 2  # subproblems answered "nothing under the ceiling" by a stored bound (B)
+N_PARETO_STATS = N_STATS + 3
+
+
+class FrontStore(NamedTuple):
+    """What the search keeps across calls: one key per row set (the tables of :mod:`~odtmip.dp._kernels._cache`,
+    entries per (depth, node) budget with the fields PE_*), the points of complete fronts and of the children of
+    every point found (``rows``: a split point's P_A and P_B are rows here, so every point's tree can be rebuilt),
+    and the lower bounds. When an array is full the kernels set S_FULL and return; Python grows it
+    (:func:`grow_store`) and searches again."""
+
+    cache: Cache  # keys: row sets; entries: PE_* fields
+    rows: np.ndarray  # float64 (cap, NCOL): points
+    bounds: np.ndarray  # float64 (bcap, 2): lower-bound points
+    used: np.ndarray  # int64 (2,): U_ROWS, U_BOUNDS
+
+
+class FrontSearch(NamedTuple):
+    """Everything :func:`solve_front` reads or writes besides the subproblem's place, budget and ceiling."""
+
+    data: Data  # the training rows (class_bits and labels unread: ``pos_bits`` marks the positives)
+    pos_bits: np.ndarray  # uint64 (W,): the positive rows
+    store: FrontStore
+    archive: Archive  # two solved row sets per budget slot n (d_root + 1) + d ([MurTree] §4.5, [DS21] Eq. 6)
+    levels: np.ndarray  # uint64 (d_root + 2, 2, W): the rows of the subproblems on the recursion path
+    counts: tuple  # the depth-two solver's work arrays fpos, fneg (p,) and pos2, neg2 (p, p)
+    done: np.ndarray  # bool (p, n_root): root splits (f, left nodes) searched to the end, for the bound of a stop
+    prm: ParetoParams
+    st: np.ndarray  # int64 (N_PARETO_STATS,): statistics and flags
+
+
+@njit(cache=NUMBA_CACHE)
+def _no_ceiling():
+    U = np.empty((1, 2))
+    U[0, 0] = INF
+    U[0, 1] = INF
+    return U
+
+
+@njit(cache=NUMBA_CACHE)
+def _under(F, U, tol):
+    """The rows of ``F`` in Down(U)."""
+    return F[allowed(F, U, tol)]
+
+
+@njit(cache=NUMBA_CACHE)
+def _points(F, G):
+    """The (fp, fn) pairs of the rows of ``F`` followed by the points of ``G`` (k, 2), as one (k', 2) array."""
+    L = np.empty((F.shape[0] + G.shape[0], 2))
+    for i in range(F.shape[0]):
+        L[i, 0] = F[i, P_FP]
+        L[i, 1] = F[i, P_FN]
+    for i in range(G.shape[0]):
+        L[F.shape[0] + i, 0] = G[i, 0]
+        L[F.shape[0] + i, 1] = G[i, 1]
+    return L
+
+
+@njit(cache=NUMBA_CACHE)
+def _push(dst, used, c, P, st):
+    """Append the rows of ``P`` to ``dst`` (``used[c]`` rows in use); their first row, or -1 and S_FULL."""
+    r = used[c]
+    if r + P.shape[0] > dst.shape[0]:
+        st[S_FULL] = 1
+        return -1
+    for i in range(P.shape[0]):
+        for j in range(dst.shape[1]):
+            dst[r + i, j] = P[i, j]
+    used[c] = r + P.shape[0]
+    return r
+
+
+@njit(cache=NUMBA_CACHE)
+def _kept_row(F, i, where, store, st):
+    """The row of ``store.rows`` holding row ``i`` of ``F``, copied there at the first call (``where`` maps)."""
+    if where[i] < 0:
+        where[i] = _push(store.rows, store.used, U_ROWS, F[i:i + 1], st)
+    return where[i]
+
+
+@njit(cache=NUMBA_CACHE)
+def _keep_children(PF, A, B, store, st):
+    """Copy the children of the new split points of ``PF`` (P_C = -1: P_A, P_B are rows of A and B) to
+    ``store.rows`` and point P_A, P_B there; the children of a point stay rebuildable whatever is stored."""
+    wa = np.full(A.shape[0], -1, dtype=np.int64)
+    wb = np.full(B.shape[0], -1, dtype=np.int64)
+    for r in range(PF.shape[0]):
+        if PF[r, P_KIND] == KIND_SPLIT and PF[r, P_C] < 0:
+            PF[r, P_A] = _kept_row(A, np.int64(PF[r, P_A]), wa, store, st)
+            PF[r, P_B] = _kept_row(B, np.int64(PF[r, P_B]), wb, store, st)
+            PF[r, P_C] = 0
+
+
+@njit(cache=NUMBA_CACHE)
+def _stored(store, e):
+    """(front, bound) stored in entry ``e`` (empty arrays where none)."""
+    ei = store.cache.ints
+    F = store.rows[:0]
+    L = store.bounds[:0]
+    if e >= 0:
+        if ei[e, PE_FRONT] >= 0:
+            F = store.rows[ei[e, PE_FRONT]:ei[e, PE_FRONT] + ei[e, PE_FRONT_LEN]]
+        if ei[e, PE_BOUND] >= 0:
+            L = store.bounds[ei[e, PE_BOUND]:ei[e, PE_BOUND] + ei[e, PE_BOUND_LEN]]
+    return F, L
+
+
+@njit(cache=NUMBA_CACHE, inline="always")
+def _slot(s, d, n):
+    """The archive slot of the budget (d, n)."""
+    return n * (s.levels.shape[0] - 1) + d
+
+
+@njit(cache=NUMBA_CACHE)
+def _store(s, D, d, n, F, U):
+    """Remember the subproblem ``D`` searched to the end under ``U`` with the points ``F``: its front when U is no
+    restriction, else (B) the lower bound nd(F u minimal points outside Down(U)) met with the stored one; archive
+    it for (D)."""
+    prm, store, st, tol = s.prm, s.store, s.st, s.prm.tol
+    free = U[0, 0] == INF and U[0, 1] == INF
+    if not free and not prm.infeasibility_lb:
+        return
+    cache = store.cache
+    k = key_index(cache, D, True, st)
+    if k < 0:
+        return
+    e = find_entry(cache, k, d, n)
+    if e < 0:
+        e = link_entry(cache, k, d, n, st)
+        if e < 0:
+            return
+    ei = cache.ints
+    if free:
+        r = _push(store.rows, store.used, U_ROWS, F, st)
+        if r < 0:
+            return
+        ei[e, PE_FRONT], ei[e, PE_FRONT_LEN] = r, F.shape[0]
+    else:
+        L = minimal(_points(F, outside(U, prm.step)), tol)
+        old = _stored(store, e)[1]
+        if old.shape[0]:
+            L = meet(old, L, tol)
+        r = _push(store.bounds, store.used, U_BOUNDS, L, st)
+        if r < 0:
+            return
+        ei[e, PE_BOUND], ei[e, PE_BOUND_LEN] = r, L.shape[0]
+    if prm.similarity:
+        archive_subproblem(s.archive, D, k, _slot(s, d, n))
+
+
+@njit(cache=NUMBA_CACHE)
+def _bound(s, D, d, n):
+    """A lower bound of PF(D, d, n) (a (k, >= 2) array, its first two columns the points): its stored front or
+    bound, met with the similarity bounds (D) of the row sets archived at the same budget."""
+    prm, store, tol = s.prm, s.store, s.prm.tol
+    d, n = min(d, n), min(n, (np.int64(1) << d) - 1)
+    L = np.zeros((1, 2))
+    cache = store.cache
+    if prm.use_cache:
+        k = key_index(cache, D, False, s.st)
+        if k >= 0:
+            F, Lk = _stored(store, find_entry(cache, k, d, n))
+            if F.shape[0]:
+                return F
+            if Lk.shape[0]:
+                L = Lk
+    if prm.similarity:
+        a, slot = s.archive, _slot(s, d, n)
+        for j in range(a.size[slot]):
+            F, Lold = _stored(store, find_entry(cache, a.keys[slot, j], d, n))
+            if F.shape[0]:
+                Lold = F
+            if Lold.shape[0] == 0:
+                continue
+            pos, neg = removed_weights(a.bits[slot, j], D, s.pos_bits, s.data.weights, prm.unit)
+            L = meet(L, similarity_bound(Lold, neg, pos, tol), tol)
+    return L
+
+
+@njit(cache=NUMBA_CACHE)
+def _split_rows(D, fb, DL, DR):
+    """The rows of ``D`` without (``DL``) and with (``DR``) the feature ``fb``; whether both are non-empty."""
+    any_l = False
+    any_r = False
+    for i in range(D.shape[0]):
+        DL[i] = D[i] & ~fb[i]
+        DR[i] = D[i] & fb[i]
+        any_l |= DL[i] != 0
+        any_r |= DR[i] != 0
+    return any_l and any_r
+
+
+@njit(cache=NUMBA_CACHE)
+def solve_front(s, lvl, side, d, n, U):
+    """(PF(D, d, n) n Down(U), complete) for the rows D at ``s.levels[lvl, side]``: the front part under the
+    ceiling ``U`` ([DS21] Eq. 3 with the techniques of :mod:`odtmip.dp.pareto`, each switched by ``s.prm``).
+
+    Children go to ``lvl + 1`` (side 0: the feature absent, 1: present). ``complete`` is False when the deadline
+    or the node limit (S_TIMEOUT) or a full store (S_FULL) cut the search short; the points are then trees found,
+    not a proven front, and nothing of the interrupted subproblems is stored. At the root (``lvl`` 0) the splits
+    (f, left nodes) searched to the end are marked in ``s.done``.
+    """
+    prm, st, tol = s.prm, s.st, s.prm.tol
+    d, n = min(d, n), min(n, (np.int64(1) << d) - 1)
+    if check_clock(st, prm) or st[S_FULL]:
+        return np.empty((0, NCOL)), False
+    D = s.levels[lvl, side]
+    pos, neg = class_weights(D, s.pos_bits, s.data.weights, prm.unit)
+    leaf = leaf_front(pos, neg, tol)
+    if d == 0 or pos <= tol or neg <= tol:  # a pure leaf, (0, 0), dominates every tree
+        return _under(leaf, U, tol), True
+    if prm.use_cache:
+        k = key_index(s.store.cache, D, False, st)
+        if k >= 0:
+            F, L = _stored(s.store, find_entry(s.store.cache, k, d, n))
+            if F.shape[0]:
+                st[S_CACHE_HITS] += 1
+                return _under(F, U, tol), True
+            if L.shape[0] and infeasible(L, U, tol):
+                st[S_BOUND_PRUNES] += 1
+                return leaf[:0], True
+    data = s.data
+    if prm.depth_two and d <= 2:
+        st[S_DEPTH2] += 1
+        fpos, fneg, pos2, neg2 = s.counts
+        F, complete = depth_two_front(D, s.pos_bits, data.weights, prm.unit, data.row_start, data.row_features, d,
+                                      n, tol, prm.deadline, st, fpos, fneg, pos2, neg2)
+        if complete:
+            _store(s, D, d, n, F, _no_ceiling())
+        return _under(F, U, tol), complete
+    PF = leaf
+    bounded = prm.upper_bound
+    Ucur = tighten(U, PF, 0.0, tol) if bounded else U
+    complete = True
+    half = (np.int64(1) << (d - 1)) - 1
+    fbits = data.feature_bits
+    DL, DR = s.levels[lvl + 1, 0], s.levels[lvl + 1, 1]
+    for f in range(fbits.shape[0]):
+        if not _split_rows(D, fbits[f], DL, DR):  # a degenerate split reproduces the leaf ([DS21] trap 11)
+            continue
+        for nl in range(max(0, n - 1 - half), min(n - 1, half) + 1):
+            nr = n - 1 - nl
+            Lr = np.zeros((1, 2))
+            if prm.lookahead or bounded:
+                Ll, Lr = _bound(s, DL, d - 1, nl), _bound(s, DR, d - 1, nr)
+                if prm.lookahead and infeasible(merge_bounds(Ll, Lr, tol), Ucur, tol):
+                    st[S_LOOKAHEAD] += 1
+                    if lvl == 0:
+                        s.done[f, nl] = True
+                    continue
+            # the sides as int64 values, not literals: one compiled signature (cached recursion, numba #6713)
+            A, ok = solve_front(s, lvl + 1, np.int64(0), d - 1, nl,
+                                subtract(Ucur, Lr, tol) if bounded else _no_ceiling())
+            B = A[:0]
+            if ok and A.shape[0]:
+                B, ok = solve_front(s, lvl + 1, np.int64(1), d - 1, nr,
+                                    subtract(Ucur, A, tol) if bounded else _no_ceiling())
+            if A.shape[0] and B.shape[0]:
+                M = merge(A, B, tol)
+                M[:, P_FEATURE] = f
+                st[S_MERGES] += 1
+                PF = nondominated(np.concatenate((PF, M)), tol)
+                _keep_children(PF, A, B, s.store, st)
+                if bounded:
+                    Ucur = tighten(U, PF, 0.0, tol)
+            if not ok or st[S_FULL]:
+                complete = False
+                break
+            if lvl == 0:
+                s.done[f, nl] = True
+        if not complete:
+            break
+    if complete:
+        _store(s, D, d, n, PF, U)
+    return _under(PF, U, tol), complete
+
+
+@njit(cache=NUMBA_CACHE)
+def root_bound(s, d, n, P):
+    """A lower bound of the root (``s.levels[0, 0]`` at budget (d, n), d > 2 or no depth-two solver) after a stop:
+    the points ``P`` found, and the merge of the children's lower bounds (Eq. 5) for every split not marked in
+    ``s.done``. (A finished split's trees outside the tightened ceiling are weakly dominated by points found.)"""
+    tol = s.prm.tol
+    L = _points(P, np.empty((0, 2)))
+    D = s.levels[0, 0]
+    DL, DR = np.empty_like(D), np.empty_like(D)
+    half = (np.int64(1) << (d - 1)) - 1
+    fbits = s.data.feature_bits
+    for f in range(fbits.shape[0]):
+        if not _split_rows(D, fbits[f], DL, DR):
+            continue
+        for nl in range(max(0, n - 1 - half), min(n - 1, half) + 1):
+            if not s.done[f, nl]:
+                L = minimal(np.concatenate((L, merge_bounds(_bound(s, DL, d - 1, nl), _bound(s, DR, d - 1, n - 1 - nl),
+                                                            tol))), tol)
+    return minimal(L, tol)
+
+
+def new_store(words: int, n_keys: int = 1 << 12, n_rows: int = 1 << 14) -> FrontStore:
+    """An empty store for row sets of ``words`` uint64 words: ``n_keys`` keys, twice as many entries, ``n_rows``
+    points and a quarter of that lower-bound points (it grows when full)."""
+    return FrontStore(cache=new_tables(words, n_keys, 2 * n_keys, NPE, 0), rows=np.zeros((n_rows, NCOL)),
+                      bounds=np.zeros((max(n_rows // 4, 1), 2)), used=np.zeros(2, dtype=np.int64))
+
+
+def grow_store(store: FrontStore) -> FrontStore:
+    """The same store with its full arrays twice as large (keys, entries and rows keep their indices); every array
+    when none looks full (a front larger than the free rows)."""
+    cache = grow_tables(store.cache)
+    rows, bounds = store.rows, store.bounds
+    grown = cache.keys.shape[0] > store.cache.keys.shape[0] or cache.ints.shape[0] > store.cache.ints.shape[0]
+    every = not grown and store.used[U_ROWS] <= rows.shape[0] // 2 and store.used[U_BOUNDS] <= bounds.shape[0] // 2
+    if every or store.used[U_ROWS] > rows.shape[0] // 2:
+        rows = np.concatenate((rows, np.zeros_like(rows)))
+    if every or store.used[U_BOUNDS] > bounds.shape[0] // 2:
+        bounds = np.concatenate((bounds, np.zeros_like(bounds)))
+    return FrontStore(cache=cache, rows=rows, bounds=bounds, used=store.used)
