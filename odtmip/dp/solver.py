@@ -178,7 +178,8 @@ class DPOptions:
         Leaf-count bound per subproblem ([OSDT] Theorem C.1 with the subproblem's leaf as the known tree):
         a subproblem whose leaf errs on L and which has E unavoidable errors gets at most
         floor((L - E) / penalty) branch nodes, and so at most that depth. (Without a depth limit the root is
-        always bounded this way, from the warm start.) Needs ``penalty > 0``.
+        always bounded this way, from the warm start.) Conversely, an optimum T cached for a smaller budget of
+        depth d' bounds the subproblem by min(T, E + (d' + 1) penalty). Needs ``penalty > 0``.
     leaf_support : bool
         Lower bound on node support ([OSDT] Theorem 3.3): a subproblem of weight w with w (K-1)/K <= penalty
         is never split (for two classes: support <= 2 lambda). Needs ``penalty > 0``.
@@ -740,7 +741,7 @@ class DPSolver:
         the equivalent-points weight, and the bound of every root split from its children's cached bounds
         (:func:`~odtmip.dp._kernels._search.split_bound`)."""
         key = self._root_key()
-        cached = float(root_bound(self._cache, key, d, n, self._tol)[0])
+        cached = float(root_bound(search, key, d, n)[0])
         return max(cached, self.equivalent_points_weight, float(split_bound(search, key, d, n)))
 
     def _progress(self, search: Search, d: int, n: int, ubc: float) -> None:
