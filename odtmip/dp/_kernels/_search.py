@@ -217,15 +217,16 @@ def _within(c, nodes, depth, ubc, ubn, tol):
     return NO_TREE
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, inline="always")
 def _cached_bound(cache, k, d, n, equiv, pen, tol):
     """Lower bound of key ``k`` (-1: none) at budget (d, n) from the cache: its stored bound, raised by its
     optima for other budgets when ``pen`` > 0 (:func:`~odtmip.dp._kernels._cache.solved_bound`) and to the
     equivalent-points weight ``equiv`` ([OSDT] Theorem B.2)."""
     lbc, lbn = lower_bound(cache, k, d, n, tol)
-    sc, sn = solved_bound(cache, k, d, n, equiv, pen, tol)
-    if lex_lt(lbc, lbn, sc, sn, tol):
-        lbc, lbn = sc, sn
+    if pen > 0.0:
+        sc, sn = solved_bound(cache, k, d, n, equiv, pen, tol)
+        if lex_lt(lbc, lbn, sc, sn, tol):
+            lbc, lbn = sc, sn
     if equiv > lbc + tol:
         return equiv, np.int64(0)
     return lbc, lbn
