@@ -85,6 +85,8 @@ References
    the arXiv v1 text; algorithm numbers those of the JMLR version.
 .. [OSDT] X. Hu, C. Rudin, M. Seltzer, "Optimal Sparse Decision Trees", Advances in Neural Information
    Processing Systems 32 (NeurIPS 2019), with its supplement (appendices B-H).
+.. [STreeD] J. van der Linden, M. de Weerdt, E. Demirović, "Necessary and Sufficient Conditions for Optimal
+   Decision Trees using Dynamic Programming", NeurIPS 2023 (its solver, pystreed).
 """
 
 from __future__ import annotations
@@ -176,7 +178,8 @@ class DPOptions:
         Leaf-count bound per subproblem ([OSDT] Theorem C.1 with the subproblem's leaf as the known tree):
         a subproblem whose leaf errs on L and which has E unavoidable errors gets at most
         floor((L - E) / penalty) branch nodes, and so at most that depth. (Without a depth limit the root is
-        always bounded this way, from the warm start.) Needs ``penalty > 0``.
+        always bounded this way, from the warm start.) Conversely, an optimum T cached for a smaller budget of
+        depth d' bounds the subproblem by min(T, E + (d' + 1) penalty). Needs ``penalty > 0``.
     leaf_support : bool
         Lower bound on node support ([OSDT] Theorem 3.3): a subproblem of weight w with w (K-1)/K <= penalty
         is never split (for two classes: support <= 2 lambda). Needs ``penalty > 0``.
@@ -189,6 +192,11 @@ class DPOptions:
         Lower bound on leaf accuracy ([OSDT] Theorem 3.5): every leaf of an optimal tree classifies more
         than ``penalty`` weight correctly, so a split with a child whose majority weight is <= penalty is
         skipped (no leaf below it could qualify), here and in the depth-two solver.
+    iterative_deepening : bool
+        With a depth limit and a positive penalty, solve the depths 2, 3, ... in turn, each under the best
+        tree so far, and stop once the leaf-count bound ([OSDT] Theorem C.1) of that tree leaves no deeper
+        tree that could beat it (as [STreeD] does for its cost-complexity objective). Without a depth limit
+        the search always runs this way.
     """
 
     depth_two: bool = True
@@ -206,6 +214,7 @@ class DPOptions:
     leaf_support: bool = True
     incremental_accuracy: bool = True
     leaf_accuracy: bool = True
+    iterative_deepening: bool = True
 
     def __post_init__(self):
         if self.counting not in COUNTING:
@@ -585,16 +594,17 @@ class DPSolver:
             greedy_depth = depth
         warm = self._greedy(greedy_depth, node_limit, prm, stats)
         ubc, ubn = (warm[1], warm[2]) if warm is not None else (math.inf, NO_BOUND_NODES)
-        if unbounded:
-            # Iterative deepening: the optimum of depth k is the incumbent R^c of [OSDT] Theorem C.1, which
-            # bounds the branch nodes, hence the depth, of an optimal tree by (R^c - E) / penalty; once k
-            # reaches that bound the optimum of depth k is optimal. Each solve runs under the previous optimum.
-            # No tree has a depth above the number of usable columns or rows / min_leaf - 1 either.
-            bound = min(self._p, self._n // self.min_leaf - 1)
+        if unbounded or (self.penalty > 0 and self.options.iterative_deepening):
+            # Iterative deepening (as the solver of [STreeD] searches its sparse objective): depths k = 2, 3, ...
+            # each under the best tree so far. That tree is the R^c of [OSDT] Theorem C.1: a better tree has at
+            # most B branch nodes (:meth:`_leaf_count_bound`), hence depth <= B, so once depth k >= B is solved
+            # the best tree is optimal. No tree has a depth above the number of usable columns or
+            # rows / min_leaf - 1 either, which bounds a search without a depth limit.
+            bound = min(self._p, self._n // self.min_leaf - 1) if unbounded else depth
             if node_limit is not None:
                 bound = min(bound, node_limit)
             if warm is not None:
-                bound = min(bound, self._leaf_count_bound(warm[1]))
+                bound = min(bound, self._leaf_count_bound(warm[1], warm[2]))
             k = min(WARM_START_DEPTH, bound)
             while True:
                 nk = (1 << k) - 1 if node_limit is None else min(node_limit, (1 << k) - 1)
@@ -605,17 +615,17 @@ class DPSolver:
                 stats["depth_bound"] = bound
                 if st[kcommon.S_TIMEOUT] or out_of_memory:
                     # a bound of the root is only valid for the problem at the bound's depth (None: no bound)
-                    final = self._root_budget(bound, (1 << bound) - 1) if bound <= UNBOUNDED_DEPTH_CAP else None
+                    final = None
+                    if bound <= UNBOUNDED_DEPTH_CAP:
+                        final = self._root_budget(bound, (1 << bound) - 1 if node_limit is None else node_limit)
                     return self._stopped(d, n, search, warm, totals, grows, stats, t0, eq, final, out_of_memory)
                 if math.isfinite(cost):
                     warm = (self._build(self._root, self._root_key(), d, n), cost, nodes, d, n)
                     improved = cost < ubc - self._tol or nodes < ubn
                     ubc, ubn = cost, nodes
-                    bound = min(bound, self._leaf_count_bound(cost))
-                elif k >= bound:
-                    raise VerificationError("the search found no tree within the greedy tree's objective")
+                    bound = min(bound, self._leaf_count_bound(cost, nodes))
                 else:
-                    improved = True  # the greedy tree beats every tree of depth k: one level deeper
+                    improved = True  # the best tree beats every tree of depth k: one level deeper
                 if k >= bound:
                     break
                 # one level deeper while that pays; once it stops improving, prove the incumbent at the bound
@@ -624,8 +634,10 @@ class DPSolver:
                     raise OptionError(f"without a depth limit the leaf-count bound still allows depth {bound} > "
                                       f"{UNBOUNDED_DEPTH_CAP} for leaf_penalty={self.leaf_penalty}; give max_depth or "
                                       "a larger penalty")
-            stats["depth_bound"] = bound
-            stats["depths_solved"] = k
+            if warm is None:
+                raise VerificationError("the search returned no tree although the leaf is feasible")
+            spec, cost, nodes, d, n = warm
+            stats["depth_bound"], stats["depths_solved"] = max(bound, d), k
         else:
             stats["depth_bound"] = depth
             n = (1 << depth) - 1 if node_limit is None else min(node_limit, (1 << depth) - 1)
@@ -641,9 +653,9 @@ class DPSolver:
             grows += g
             if st[kcommon.S_TIMEOUT] or out_of_memory:
                 return self._stopped(d, n, search, warm, totals, grows, stats, t0, eq, (d, n), out_of_memory)
-        if not math.isfinite(cost):
-            raise VerificationError("the search returned no tree although the leaf is feasible")
-        spec = self._build(self._root, self._root_key(), d, n)
+            if not math.isfinite(cost):
+                raise VerificationError("the search returned no tree although the leaf is feasible")
+            spec = self._build(self._root, self._root_key(), d, n)
         tree = self.dataset.new_tree(spec)
         self._verify(tree, cost, d, n)
         if int(nodes) != tree.n_branch_nodes:
@@ -659,10 +671,19 @@ class DPSolver:
         d, n = effective_budget(self._root_counts, d, n, self._params)
         return int(d), int(n)
 
-    def _leaf_count_bound(self, value: float) -> int:
+    def _leaf_count_bound(self, value: float, nodes: int | None = None) -> int:
         """Most branch nodes a tree at least as good as ``value`` can have ([OSDT] Theorem C.1):
-        floor((value - E) / penalty), E the equivalent-points weight; needs a positive penalty."""
-        return max(0, int(math.floor((value - self.equivalent_points_weight + self._tol) / self.penalty)))
+        floor((value - E) / penalty), E the equivalent-points weight; needs a positive penalty.
+
+        With ``nodes``: most branch nodes of a tree lexicographically better than (``value``, ``nodes``). A
+        tree of b >= ``nodes`` branch nodes costs at least E + b penalty and must cost less than ``value``,
+        so b < (value - E) / penalty.
+        """
+        eq, tol = self.equivalent_points_weight, self._tol
+        b = int(math.floor((value - eq + tol) / self.penalty))
+        if nodes is not None and b >= nodes:
+            b = max(nodes - 1, math.ceil((value - eq - tol) / self.penalty) - 1)
+        return max(0, b)
 
     def _greedy(self, depth: int, node_limit: int | None, prm: Params, stats: dict):
         """The greedy tree of :mod:`odtmip.dp.anytime` at depth ``depth``, verified by routing, as ``warm`` of
@@ -721,7 +742,7 @@ class DPSolver:
         the equivalent-points weight, and the bound of every root split from its children's cached bounds
         (:func:`~odtmip.dp._kernels._search.split_bound`)."""
         key = self._root_key()
-        cached = float(root_bound(self._cache, key, d, n, self._tol)[0])
+        cached = float(root_bound(search, key, d, n)[0])
         return max(cached, self.equivalent_points_weight, float(split_bound(search, key, d, n)))
 
     def _progress(self, search: Search, d: int, n: int, ubc: float) -> None:

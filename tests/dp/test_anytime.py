@@ -56,7 +56,7 @@ def test_a_tiny_time_limit_still_beats_the_leaf_like_cart(rng):
 
 
 @pytest.mark.parametrize("penalty, leaf_penalty, depth", [(0.0, None, 3), (0.0, None, 4), (2.0, None, 4),
-                                                            (0.0, 0.01, 5), (0.0, 0.02, None)])
+                                                            (0.3, None, 5), (0.0, 0.01, 5), (0.0, 0.02, None)])
 @pytest.mark.parametrize("weights", ["none", "integer", "real"])
 def test_a_search_stopped_anywhere_returns_a_valid_bound(penalty, leaf_penalty, depth, weights):
     # Stop the same search after 1, 2, 4, ... nodes: every stop returns a verified tree (checked by the solver) and

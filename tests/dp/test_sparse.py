@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 import pytest
-from _brute import brute_force_sparse
+from _brute import brute_force, brute_force_sparse
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -116,6 +116,33 @@ def test_penalty_per_branch_node_is_the_same_search(rng):
     counts = solve_dp(ds, 3, penalty=lam * 80)
     assert sparse.objective == pytest.approx((counts.objective + lam * 80) / 80)
     assert sparse.tree.n_leaves == counts.tree.n_branch_nodes + 1
+
+
+@settings(max_examples=150, **SETTINGS)
+@given(ds=tiny_data(max_rows=24, max_cols=4), fraction=st.sampled_from([0.1, 0.25, 0.5, 0.99]),
+       rule=st.sampled_from(["xor", "and-or", "noisy"]),
+       budgets=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 7)), min_size=1, max_size=6))
+def test_penalties_below_the_smallest_weight_match_brute_force_at_every_budget(ds, fraction, rule, budgets):
+    # segment with penalty 1/20 (issue #17): once the incumbent costs less than one row, every leaf must be pure,
+    # and the search proves "no perfect tree with fewer nodes" from the bounds of the optima at smaller budgets;
+    # one solver answers the budgets in any order, so every bound comes from a cache filled by the others
+    X = np.asarray(ds.Xb)
+    y = {"xor": X[:, 0] ^ X[:, -1], "and-or": (X[:, 0] & X[:, -1]) | X[:, 1 % X.shape[1]], "noisy": ds.y}[rule]
+    assume(y.min() < y.max())
+    ds = Dataset(X, y.astype(int), ds.sample_weight)
+    penalty = fraction * float(ds.weights.min())
+    brute = {depth: brute_force(ds, depth, 1, penalty) for depth in {depth for depth, _ in budgets}}
+    solvers = [DPSolver(ds, penalty=penalty, options=DPOptions(iterative_deepening=on)) for on in (True, False)]
+    for depth, nodes in budgets:
+        nodes = min(nodes, 2**depth - 1)
+        best = brute[depth][nodes]
+        for solver in solvers:
+            res = solver.solve(depth, nodes)
+            assert res.status is Status.OPTIMAL and res.bound == res.objective
+            assert close(res.objective, best[0]), (depth, nodes, res.objective, best[:2])
+            assert res.tree.depth <= depth and res.tree.n_branch_nodes <= nodes
+            if integral(ds):
+                assert res.tree.n_branch_nodes == best[1]
 
 
 # --------------------------------------------------------------------------------- the lambda path

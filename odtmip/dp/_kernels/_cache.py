@@ -198,6 +198,36 @@ def lower_bound(cache, k, d, n, tol):
 
 
 @njit(cache=NUMBA_CACHE)
+def solved_bound(cache, k, d, n, eq, pen, tol):
+    """Lower bound (objective, nodes) for budget (d, n) of key ``k`` from its optima cached for other budgets,
+    with ``pen`` > 0 per branch node and ``eq`` the subproblem's equivalent-points weight.
+
+    For an optimum T at budget (d', n'), a tree within (d, n) is either within (d', n'), so no better than T,
+    or has more than n' branch nodes or (when d > d') a depth above d', so at least m = n' + 1 or
+    min(d', n') + 1 of them and costs at least eq + m pen ([OSDT] Theorems B.2 and C.1). So
+    T(d, n) >= min(T, (eq + m pen, m)): the hierarchical bound "a tree beyond a finished depth pays for
+    the extra nodes" that [STreeD]'s solver applies after each depth it completes.
+    """
+    lbc = 0.0
+    lbn = np.int64(0)
+    if k < 0 or pen <= 0.0:
+        return lbc, lbn
+    ei, ef = cache.ints, cache.reals
+    e = cache.heads[k]
+    while e >= 0:
+        if ei[e, E_OPT] == 1:
+            ed, en = ei[e, E_DEPTH], ei[e, E_NODES]
+            m = (en if d <= ed else min(ed, en)) + 1
+            c, nodes = ef[e, EF_COST], ei[e, E_SOL_NODES]
+            if lex_lt(eq + m * pen, m, c, nodes, tol):
+                c, nodes = eq + m * pen, m
+            if lex_lt(lbc, lbn, c, nodes, tol):
+                lbc, lbn = c, nodes
+        e = ei[e, E_NEXT]
+    return lbc, lbn
+
+
+@njit(cache=NUMBA_CACHE)
 def store_lower_bound(cache, k, d, n, lbc, lbn, tol, st):
     """Raise the lower bound of key ``k`` at budget (d, n) to (lbc, lbn) unless it is solved."""
     e = entry_for(cache, k, d, n, st)

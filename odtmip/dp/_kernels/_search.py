@@ -27,7 +27,10 @@ How the bounds of [OSDT] (a best-first search over leaf sets) act in this recurs
   recorded in its parent's entry at that smaller budget (:func:`~odtmip.dp._kernels._common.cap_budget`),
   whose optimum is the same whenever it is within the bound; a child found infeasible under u is
   infeasible at its full budget too. With a tight incumbent this bounds the depth of a deep sparse search
-  by what the incumbent leaves to pay for branch nodes.
+  by what the incumbent leaves to pay for branch nodes. Read the other way, a subproblem with an optimum T
+  cached for a budget of depth d' (a smaller depth of the root's iterative deepening, a depth-two result)
+  costs at least min(T, E + (d' + 1) penalty) at any larger budget: a better tree is deeper, so it has
+  more branch nodes (:func:`~odtmip.dp._kernels._cache.solved_bound`).
 * Incremental accuracy (Theorem 3.4): before the children of a split are searched, each child is either a
   leaf (its cost is known) or a subtree with at least one more split (cost >= max(its lower bound, its
   equivalent points + penalty)); the pair of leaves only counts when it beats the incumbent, which is at
@@ -60,6 +63,7 @@ from odtmip.dp._kernels._cache import (
     find_optimal,
     key_index,
     lower_bound,
+    solved_bound,
     store_lower_bound,
     store_optimal,
 )
@@ -213,16 +217,27 @@ def _within(c, nodes, depth, ubc, ubn, tol):
     return NO_TREE
 
 
-@njit(cache=NUMBA_CACHE)
-def _child_bound(cache, k, d, n, leaf, equiv, tol):
-    """Lower bound of a child: its leaf cost when it gets no node, else the cached bound raised to the
+@njit(cache=NUMBA_CACHE, inline="always")
+def _cached_bound(cache, k, d, n, equiv, pen, tol):
+    """Lower bound of key ``k`` (-1: none) at budget (d, n) from the cache: its stored bound, raised by its
+    optima for other budgets when ``pen`` > 0 (:func:`~odtmip.dp._kernels._cache.solved_bound`) and to the
     equivalent-points weight ``equiv`` ([OSDT] Theorem B.2)."""
-    if n == 0:
-        return leaf, np.int64(0)
-    lbc, lbn = lower_bound(cache, k, d, n, 0.0)
+    lbc, lbn = lower_bound(cache, k, d, n, tol)
+    if pen > 0.0:
+        sc, sn = solved_bound(cache, k, d, n, equiv, pen, tol)
+        if lex_lt(lbc, lbn, sc, sn, tol):
+            lbc, lbn = sc, sn
     if equiv > lbc + tol:
         return equiv, np.int64(0)
     return lbc, lbn
+
+
+@njit(cache=NUMBA_CACHE)
+def _child_bound(cache, k, d, n, leaf, equiv, pen, tol):
+    """Lower bound of a child: its leaf cost when it gets no node, else :func:`_cached_bound`."""
+    if n == 0:
+        return leaf, np.int64(0)
+    return _cached_bound(cache, k, d, n, equiv, pen, tol)
 
 
 @njit(cache=NUMBA_CACHE, inline="always")
@@ -266,20 +281,17 @@ def _split_bound(lb_lc, lb_ln, lb_rc, lb_rn, leaf_l, leaf_r, eq_l, eq_r, n_l, n_
 
 
 @njit(cache=NUMBA_CACHE)
-def _node_bound(cache, archive, prm, st, wts, key, k, D, equiv, d, n, ubc, ubn):
+def _node_bound(cache, archive, prm, st, wts, key, k, D, equiv, pen, d, n, ubc, ubn):
     """Lower bound (objective, nodes) of the subproblem ``D`` (cache key ``key``, index ``k`` or -1) at budget
-    (d, n): its cached bound, raised to its equivalent-points weight ``equiv`` ([OSDT] Theorem B.2) and to
-    the similarity bound ([MurTree] §4.5), which is cached when it raises the bound.
+    (d, n): its cached bound (:func:`_cached_bound`, ``pen`` > 0 for the bound from its other optima), raised
+    to its equivalent-points weight ``equiv`` ([OSDT] Theorem B.2) and to the similarity bound ([MurTree]
+    §4.5), which is cached when it raises the bound.
 
     Returns ``(k, lbc, lbn)``, ``k`` the key index once the bound was cached; -1 with S_FULL set when the
     key table is full.
     """
     tol = prm.tol
-    lbc, lbn = 0.0, np.int64(0)
-    if prm.use_cache and k >= 0:
-        lbc, lbn = lower_bound(cache, k, d, n, tol)
-    if equiv > lbc + tol:
-        lbc, lbn = equiv, np.int64(0)  # no tree fixes the minority of identical rows
+    lbc, lbn = _cached_bound(cache, k if prm.use_cache else np.int64(-1), d, n, equiv, pen, tol)
     if prm.similarity:
         sim = similarity_bound(cache, archive, D, d, n, wts, prm.unit, tol)
         if lex_lt(lbc, lbn, sim, 0, tol):
@@ -447,6 +459,7 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
     sparse = pen > 0.0  # the [OSDT] bounds below only prune with a positive penalty
     inc_acc = sparse and prm.incremental_accuracy
     ub_leaf_bound = sparse and prm.leaf_bound and prm.upper_bound
+    lb_pen = pen if sparse and prm.leaf_bound else 0.0  # the penalty the bound from other optima uses
     if check_clock(st, prm) or st[S_FULL]:
         return NO_TREE
     D, cnt = lbits[lvl, side], lcnt[lvl, side]
@@ -471,7 +484,7 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
             st[S_CACHE_HITS] += 1
             return _within(cache.reals[e, EF_COST], cache.ints[e, E_SOL_NODES], cache.ints[e, E_SOL_DEPTH],
                            ubc, ubn, tol)
-    k, lbc, lbn = _node_bound(cache, s.archive, prm, st, wts, key, k, D, eqc, d, n, ubc, ubn)
+    k, lbc, lbn = _node_bound(cache, s.archive, prm, st, wts, key, k, D, eqc, lb_pen, d, n, ubc, ubn)
     if (k < 0 and st[S_FULL]) or lex_lt(ubc, ubn, lbc, lbn, tol):
         return NO_TREE
     if leafc < INF and lex_le(leafc, 0, lbc, lbn, tol):
@@ -528,8 +541,8 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
                 dr, nr_ = effective_budget(cR, dr, nr_, prm)
                 if dl < min(d - 1, nl) or dr < min(d - 1, n - 1 - nl):
                     st[S_CAPPED] += 1
-            lb_lc, lb_ln = _child_bound(cache, k_l, dl, nl_, leaf_l, eq_l, tol)
-            lb_rc, lb_rn = _child_bound(cache, k_r, dr, nr_, leaf_r, eq_r, tol)
+            lb_lc, lb_ln = _child_bound(cache, k_l, dl, nl_, leaf_l, eq_l, lb_pen, tol)
+            lb_rc, lb_rn = _child_bound(cache, k_r, dr, nr_, leaf_r, eq_r, lb_pen, tol)
             sc, sn = lb_lc + lb_rc + pen, lb_ln + lb_rn + 1
             scp, snp = sc, sn
             if inc_acc:
@@ -566,8 +579,8 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
                     if prm.use_cache:
                         k_l = key_index(cache, key_l, False, st)
                         k_r = key_index(cache, key_r, False, st)
-                    lb_lc, lb_ln = _child_bound(cache, k_l, dl, nl_, leaf_l, eq_l, tol)
-                    lb_rc, lb_rn = _child_bound(cache, k_r, dr, nr_, leaf_r, eq_r, tol)
+                    lb_lc, lb_ln = _child_bound(cache, k_l, dl, nl_, leaf_l, eq_l, lb_pen, tol)
+                    lb_rc, lb_rn = _child_bound(cache, k_r, dr, nr_, leaf_r, eq_r, lb_pen, tol)
                     sc, sn, scp, snp = _split_bound(lb_lc, lb_ln, lb_rc, lb_rn, leaf_l, leaf_r, eq_l, eq_r, nl_, nr_,
                                                     pen, tol, tc, tn, inc_acc)
                     rlbc, rlbn = lex_min(rlbc, rlbn, sc, sn, tol)
@@ -599,11 +612,14 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
 
 
 @njit(cache=NUMBA_CACHE)
-def root_bound(cache, key, d, n, tol):
-    """Best cached lower bound (objective, nodes) of the root subproblem ``key`` at budget (d, n)."""
+def root_bound(s, key, d, n):
+    """Best cached lower bound (objective, nodes) of the root (``s.levels`` (0, 0), cache key ``key``) at
+    budget (d, n) (:func:`_cached_bound`)."""
+    prm = s.prm
     st = np.zeros(8, dtype=np.int64)
-    k = key_index(cache, key, False, st)
-    return lower_bound(cache, k, d, n, tol)
+    k = key_index(s.cache, key, False, st)
+    pen = prm.penalty if prm.leaf_bound else 0.0
+    return _cached_bound(s.cache, k, d, n, s.levels.counts[0, 0, prm.n_classes + CNT_EQUIV], pen, prm.tol)
 
 
 @njit(cache=NUMBA_CACHE)
@@ -623,6 +639,7 @@ def split_bound(s, key, d, n):
     prm, cache, data = s.prm, s.cache, s.data
     K, code, pen, tol = prm.n_classes, prm.cost, prm.penalty, prm.tol
     inc_acc = pen > 0.0 and prm.incremental_accuracy
+    lb_pen = pen if prm.leaf_bound else 0.0
     D, cnt = s.levels.bits[0, 0], s.levels.counts[0, 0]
     best = leaf_cost(cnt, K, code)[0]  # the root holds at least min_leaf rows (else the solver stops before)
     if d == 0 or n == 0 or cnt[K] < 2 * prm.min_rows:
@@ -651,8 +668,8 @@ def split_bound(s, key, d, n):
             if pen > 0.0:
                 dl, nl_ = effective_budget(cL, dl, nl_, prm)
                 dr, nr_ = effective_budget(cR, dr, nr_, prm)
-            lb_lc, lb_ln = _child_bound(cache, k_l, dl, nl_, leaf_l, eq_l, tol)
-            lb_rc, lb_rn = _child_bound(cache, k_r, dr, nr_, leaf_r, eq_r, tol)
+            lb_lc, lb_ln = _child_bound(cache, k_l, dl, nl_, leaf_l, eq_l, lb_pen, tol)
+            lb_rc, lb_rn = _child_bound(cache, k_r, dr, nr_, leaf_r, eq_r, lb_pen, tol)
             c = _split_bound(lb_lc, lb_ln, lb_rc, lb_rn, leaf_l, leaf_r, eq_l, eq_r, nl_, nr_, pen, tol, INF,
                              NO_BOUND_NODES, inc_acc)[0]
             best = min(best, c)
