@@ -23,7 +23,10 @@ threshold):
 * Depth two (Alg. 2, Eq. 13): at a node of depth 2 each root threshold gets both optimal depth-one children
   from one scan per feature over the node's rows (:func:`best_stumps`).
 * Upper bounds ([ConTree] "Upper bounds"): the larger child is solved under B - penalty, the smaller under
-  the hybrid max(B - penalty - T_big, weight to the interval's farther edge).
+  the hybrid B - penalty - T_big + (weight to the interval's farther edge), T_big the larger child's value or
+  lower bound. The paper takes the max of the two terms; the sum (the authors' 2026 code) solves a smaller
+  child exactly more often, and its exact value lets NB prune more (at depth 3, 2.5x fewer depth-two
+  evaluations on raisin).
 * Relative gap g (``Switches.gap``): the root's threshold search replaces B by (1 - g) B in all of the above, so
   every split it skips costs at least (1 - g) times the tree returned; the subproblems stay exact.
 
@@ -403,19 +406,20 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
                     if st[S_TIMEOUT]:
                         timed_out = True
                         break
-                    if x1:
-                        ub2 = INF
-                        if prm.upper_bound:
-                            half = max(cw[k] - (cw[a] if a < k else cw[k]), (cw[b] if b > k else cw[k]) - cw[k])
-                            ub2 = max(B - pen - v1, half)
-                        if ub2 > tol:
-                            mark_sides(rf, m, p, side)
-                            c2 = partition(work, level, m, 1 - first)
-                            v2, x2 = solve_subtree(offsets, work, prm, cache, st, level + 1, c2, d - 1, ub2)
-                            child[1 - first], exact[1 - first] = v2, x2
-                            if st[S_TIMEOUT]:
-                                timed_out = True
-                                break
+                    ub2 = INF
+                    if prm.upper_bound:
+                        # what the larger child leaves of B, plus the weight to the interval's farther edge: also
+                        # when the larger child was cut off, the smaller one's record then lets NB reach that edge
+                        half = max(cw[k] - (cw[a] if a < k else cw[k]), (cw[b] if b > k else cw[k]) - cw[k])
+                        ub2 = B - pen - v1 + half
+                    if ub2 > tol:
+                        mark_sides(rf, m, p, side)
+                        c2 = partition(work, level, m, 1 - first)
+                        v2, x2 = solve_subtree(offsets, work, prm, cache, st, level + 1, c2, d - 1, ub2)
+                        child[1 - first], exact[1 - first] = v2, x2
+                        if st[S_TIMEOUT]:
+                            timed_out = True
+                            break
                     lval, rval = child[0], child[1]
                     lexact, rexact = exact[0], exact[1]
                 value = lval + rval + pen
