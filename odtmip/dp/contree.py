@@ -57,6 +57,7 @@ from odtmip.dp._kernels._contree import (
     cached_split,
     new_work,
     solve_subtree,
+    split_impurity,
 )
 from odtmip.dp.solver import (
     MAX_DEPTH_CAP,
@@ -98,8 +99,8 @@ class ContreeOptions:
     upper_bound : bool
         Solve the children under upper bounds (the larger child first, the hybrid bound for the smaller one).
     sort_features : bool
-        Search the features in the order of their best single split's error on the whole data (the authors'
-        ``sort_gini`` in spirit): a good incumbent early lets the bounds prune more.
+        Search the features in the order of their best single split's Gini impurity on the whole data (the
+        authors' ``sort_gini``, at the root only): a good incumbent early lets the bounds prune more.
     """
 
     depth_two: bool = True
@@ -134,18 +135,6 @@ class OrderedFeatures:
         return OrderedFeatures(np.ascontiguousarray(self.ranks[order]), offsets, [self.tests[f] for f in order],
                                self.n_splits, self.numeric, np.ascontiguousarray(self.order[order]))
 
-    def stump_errors(self, labels: np.ndarray, weights: np.ndarray, n_classes: int) -> np.ndarray:
-        """Per feature, the least weighted error of one split of it with two leaves."""
-        onehot = np.zeros((len(labels), n_classes))
-        onehot[np.arange(len(labels)), labels] = weights
-        out = np.zeros(len(self.ranks))
-        for f, (r, o) in enumerate(zip(self.ranks, self.order, strict=True)):
-            left = np.cumsum(onehot[o], axis=0)[:-1]
-            right = left[-1] + onehot[o[-1]] - left
-            err = left.sum(1) - left.max(1) + right.sum(1) - right.max(1)
-            out[f] = err[r[o][1:] != r[o][:-1]].min()
-        return out
-
     def split(self, code: int) -> Split:
         """The raw split of ``code`` (made on demand: a numeric column has a split per midpoint)."""
         f, r = self.decode(code)
@@ -157,20 +146,28 @@ class OrderedFeatures:
 
 def ordered_features(dataset: Dataset) -> OrderedFeatures:
     """The features ConTree searches (see the module docstring); constant ones are left out."""
-    ranks, offsets, tests = [], [], []
+    ranks, orders, offsets, tests = [], [], [], []
     numeric, n_splits = 0, 0
     for group in dataset.groups:
         if group.kind in NUMERIC_KINDS:
             c = group.column
             v = dataset.X.iloc[:, c].to_numpy(dtype=float, na_value=np.nan)
             missing = np.isnan(v)
-            distinct = np.unique(v[~missing])
-            if len(distinct) < 2:
+            if missing.all():
                 continue
-            r = np.searchsorted(distinct, np.where(missing, distinct[0], v))  # missing: below every value
+            if missing.any():
+                v = np.where(missing, np.min(v[~missing]), v)  # missing: with the smallest value
+            o = np.argsort(v, kind="stable")  # one sort gives the order, the ranks and the distinct values
+            new = v[o][1:] != v[o][:-1]
+            if not new.any():
+                continue
+            r = np.empty(len(v), dtype=np.int64)
+            r[o] = np.concatenate(([0], np.cumsum(new)))
+            distinct = v[o][np.concatenate(([True], new))]
             mids = (distinct[:-1] + distinct[1:]) / 2
             offsets.append(n_splits)
             ranks.append(r)
+            orders.append(o)
             tests.append((c, mids))
             n_splits += len(mids)
             numeric += 1
@@ -181,11 +178,12 @@ def ordered_features(dataset: Dataset) -> OrderedFeatures:
                 continue
             offsets.append(n_splits)
             ranks.append(col)
+            orders.append(np.argsort(col, kind="stable"))
             tests.append(dataset.split_of(j))
             n_splits += 1
     n = dataset.n_samples
-    R = np.ascontiguousarray(np.array(ranks, dtype=np.int64).reshape(len(ranks), n))
-    order = np.argsort(R, axis=1, kind="stable") if len(R) else np.zeros((0, n), dtype=np.int64)
+    R = np.array(ranks, dtype=np.int64).reshape(len(ranks), n)
+    order = np.array(orders, dtype=np.int64).reshape(len(ranks), n)
     return OrderedFeatures(R, np.array(offsets, dtype=np.int64), tests, n_splits, numeric, order)
 
 
@@ -255,8 +253,8 @@ class ContreeSolver:
         self._weights = np.ascontiguousarray(dataset.weights, dtype=np.float64)
         self._K = dataset.n_classes
         if self.options.sort_features and len(self.features.ranks) > 1:
-            errors = self.features.stump_errors(self._labels, self._weights, self._K)
-            self.features = self.features.reordered(np.argsort(errors, kind="stable"))
+            gini = split_impurity(self.features.order, self.features.ranks, self._labels, self._weights, self._K)
+            self.features = self.features.reordered(np.argsort(gini, kind="stable"))
         self._tol = tie_tolerance(self._weights, self.penalty, self._K)
 
     def split_space(self) -> str:
