@@ -157,12 +157,17 @@ def side_counts(rows, labs, wts, m, side, K, counts):
         counts[s, K + 1] += wts[i]
 
 
-@njit(cache=NUMBA_CACHE, inline="always")
-def _errors_of_two(scan, counts, K):
-    """Misclassified weight of two leaves: the rows counted in ``scan`` and the rest of ``counts`` (Eq. 13)."""
+@njit(cache=NUMBA_CACHE)
+def _evaluate_threshold(scan, counts, K, pen, tol, w, best, code, new_code):
+    """One threshold of a side in :func:`best_stumps`: the rows counted in ``scan`` (weight ``w``) left, the rest
+    of ``counts`` right, each a leaf (Eq. 13), plus ``pen``. Returns ``(best, code)`` updated when it costs less
+    than ``best`` (split code ``new_code``), then the right leaf's majority class, its weight in ``scan`` and the
+    two weights to wait for (other classes, all). Called out of line: the scan then keeps its state in registers.
+    """
     total = 0.0
     best_in = 0.0
-    best_out = 0.0
+    best_out, second_out = -1.0, -1.0
+    major = 0
     for c in range(K):
         a = scan[c]
         b = counts[c] - a
@@ -170,8 +175,14 @@ def _errors_of_two(scan, counts, K):
         if a > best_in:
             best_in = a
         if b > best_out:
-            best_out = b
-    return total - best_in - best_out
+            best_out, second_out, major = b, best_out, c
+        elif b > second_out:
+            second_out = b
+    cost = total - best_in - best_out + pen
+    if cost < best - tol:
+        best, code = cost, new_code
+    t = max(cost - best, 0.0) + tol
+    return best, code, major, scan[major], w - scan[major] + t, w + t + best_out - second_out
 
 
 @njit(cache=NUMBA_CACHE)
@@ -184,9 +195,12 @@ def best_stumps(offsets, work, prm, level, m):
     Eq. 13. Returns ``(cost_left, code_left, cost_right, code_right)``, each cost the least of the side's
     leaf and its best stump plus ``penalty`` (code -1: the leaf).
 
-    Skipping (the similarity bound of Eq. 3 inside the scan, as in the authors' code): a threshold of side s
-    that costs c is a move of rows away from every later threshold of s, and each moved weight w lowers the cost
-    by at most w; so the thresholds of s until c - best_s more weight has been scanned on s are not evaluated.
+    Skipping (the similarity bound of Eq. 3 inside the scan, sharpened): let a threshold of side s cost c, its
+    right leaf's majority class be c* with a lead l over the next class, and t = c - best_s. A later threshold
+    moves weight M (M_k of class k) from the right leaf to the left one. The left leaf's errors never fall;
+    the right leaf's errors under label k fall by M - M_k. So it can only beat best_s once M - M_c* > t or
+    (another label on the right) M > t + l; the thresholds before that are not evaluated. The authors' code
+    waits for M > t, which on data with a rare class evaluates most thresholds.
     """
     K = prm.n_classes
     pen, tol, min_rows = prm.penalty, prm.tol, prm.min_rows
@@ -202,34 +216,37 @@ def best_stumps(offsets, work, prm, level, m):
             break
         sc0[:] = 0.0
         sc1[:] = 0.0
-        # per side: last rank seen, rows and weight scanned, scanned weight below which nothing can win
+        # per side: last rank seen, rows and weight scanned; the right leaf's majority class at the last
+        # evaluation and its weight scanned since; the weights (of other classes, of all) to wait for
         last0, last1 = -1, -1
         n0, n1, w0, w1 = 0.0, 0.0, 0.0, 0.0
+        major0, major1 = 0, 0
+        wmajor0, wmajor1 = 0.0, 0.0
+        minor0, minor1 = -1.0, -1.0
         resume0, resume1 = -1.0, -1.0
         rg, vg, lg, wg = work.rows[level, g], work.vals[level, g], work.labs[level, g], work.wts[level, g]
         for i in range(m):
             rk = vg[i]
             w = wg[i]
+            lab = lg[i]
             # the two sides are written out, not indexed by the side: their state then stays in registers
             if side[rg[i]] == 0:
-                if rk != last0 and w0 > resume0 and n0 >= min_rows and rows0 - n0 >= min_rows:
-                    cost = _errors_of_two(sc0, cnt0, K) + pen
-                    if cost < best0 - tol:
-                        best0 = cost
-                        code0 = offsets[g] + last0
-                    resume0 = w0 + max(cost - best0, 0.0) + tol
-                sc0[lg[i]] += w
+                if (rk != last0 and (w0 - wmajor0 > minor0 or w0 > resume0) and n0 >= min_rows
+                        and rows0 - n0 >= min_rows):
+                    best0, code0, major0, wmajor0, minor0, resume0 = _evaluate_threshold(
+                        sc0, cnt0, K, pen, tol, w0, best0, code0, offsets[g] + last0)
+                sc0[lab] += w
+                wmajor0 += w if lab == major0 else 0.0
                 n0 += 1.0
                 w0 += w
                 last0 = rk
             else:
-                if rk != last1 and w1 > resume1 and n1 >= min_rows and rows1 - n1 >= min_rows:
-                    cost = _errors_of_two(sc1, cnt1, K) + pen
-                    if cost < best1 - tol:
-                        best1 = cost
-                        code1 = offsets[g] + last1
-                    resume1 = w1 + max(cost - best1, 0.0) + tol
-                sc1[lg[i]] += w
+                if (rk != last1 and (w1 - wmajor1 > minor1 or w1 > resume1) and n1 >= min_rows
+                        and rows1 - n1 >= min_rows):
+                    best1, code1, major1, wmajor1, minor1, resume1 = _evaluate_threshold(
+                        sc1, cnt1, K, pen, tol, w1, best1, code1, offsets[g] + last1)
+                sc1[lab] += w
+                wmajor1 += w if lab == major1 else 0.0
                 n1 += 1.0
                 w1 += w
                 last1 = rk
