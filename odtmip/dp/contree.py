@@ -23,7 +23,10 @@ rows, which a minimum leaf size breaks), so every threshold is evaluated.
 
 Arithmetic as in the DP (:func:`odtmip.dp.solver.tie_tolerance`): exact for integer weights and penalty.
 Anytime: the compiled search reads the clock every 256 evaluations and, at the deadline, returns the best
-root tree found so far (or the leaf) with ``Status.TIME_LIMIT`` and the bound 0. Every tree is verified by
+root tree found so far (or the leaf) with ``Status.TIME_LIMIT`` and a lower bound from the root's threshold
+search (the incumbent, once the search is inside the last feature, else the penalty; the SP bound of the
+intervals left). A cache that would outgrow ``memory_limit`` stops the search the same way
+(``Status.MEMORY_LIMIT``). Every tree is verified by
 routing the training data through it.
 
 References
@@ -45,6 +48,7 @@ from odtmip.data import Dataset
 from odtmip.dp._kernels import _cache as kc
 from odtmip.dp._kernels import _common as kcommon
 from odtmip.dp._kernels._contree import (
+    I_BOUND,
     I_CODE,
     I_COST,
     I_LEFT,
@@ -187,6 +191,18 @@ def ordered_features(dataset: Dataset) -> OrderedFeatures:
     return OrderedFeatures(R, np.array(offsets, dtype=np.int64), tests, n_splits, numeric, order)
 
 
+def work_memory_gib(depth: int, n_features: int, n_rows: int) -> float:
+    """GiB of ConTree's arrays for a search of depth ``depth`` before its cache: every level's rows sorted by every
+    feature with their ranks, labels and weights (24 bytes a row and feature), the per-level threshold search
+    (split positions, weights, records, queue: 96 bytes a row), the instance keys, and the features' ranks and
+    row orders (16 bytes a row and feature)."""
+    levels, features = max(depth, 1), max(n_features, 1)
+    words = (n_rows + 63) // 64
+    size = 24 * (levels + 1) * features * n_rows + levels * (32 * n_rows + 32 * (2 * n_rows + 2))
+    size += 8 * (levels + 1) * words + n_rows + 16 * n_features * n_rows
+    return size / 2**30
+
+
 def _table_sizes(words: int) -> tuple[int, int]:
     """Initial (keys, entries) of the cache: at most 64 MiB of keys (the tables grow when full)."""
     keys = 1 << 14
@@ -256,6 +272,7 @@ class ContreeSolver:
             gini = split_impurity(self.features.order, self.features.ranks, self._labels, self._weights, self._K)
             self.features = self.features.reordered(np.argsort(gini, kind="stable"))
         self._tol = tie_tolerance(self._weights, self.penalty, self._K)
+        self._node_limit = 1 << 62  # stop as at the deadline after this many search nodes (repeatable stops in tests)
 
     def split_space(self) -> str:
         """One line naming the splits the optimum is over."""
@@ -263,17 +280,22 @@ class ContreeSolver:
         return (f"every midpoint of {f.numeric} numeric column(s) and {len(f.ranks) - f.numeric} binary column(s): "
                 f"{f.n_splits} splits")
 
-    def solve(self, max_depth: int = 3, time_limit: float | None = None, max_gap: float = 0.0) -> SolveResult:
+    def solve(self, max_depth: int = 3, time_limit: float | None = None, max_gap: float = 0.0,
+              memory_limit: float | None = MEMORY_LIMIT) -> SolveResult:
         """The optimal tree of depth <= ``max_depth`` (at most 20); see the module docstring.
 
         With ``max_gap`` = g in [0, 1) the root's threshold search only looks for trees below (1 - g) times the
         incumbent (the subproblems stay exact), so the tree returned costs at most 1 / (1 - g) times the optimum.
+        ``memory_limit`` (GiB, None: no guard): arrays (:func:`work_memory_gib` and the first cache tables) above
+        it are refused with a :class:`~odtmip.exceptions.ResourceError`; a cache that would outgrow it stops the
+        search.
 
         Returns a :class:`~odtmip.results.SolveResult` (solver ``"contree"``): ``OPTIMAL`` with bound = objective;
         with a gap, the bound (1 - g) x objective (rounded up for integer costs) and ``OPTIMAL`` only when that
-        reaches the objective, else ``TIME_LIMIT`` with stop reason ``"gap"``; at the time limit the best tree
-        found and the bound 0; ``INFEASIBLE`` when the data has fewer rows than ``min_leaf``. ``objective`` is
-        recomputed by routing the training data.
+        reaches the objective, else ``TIME_LIMIT`` with stop reason ``"gap"``; at the time limit (or the memory
+        limit: ``MEMORY_LIMIT``) the best tree found and a lower bound from the root's threshold search (see
+        :func:`~odtmip.dp._kernels._contree.stopped_bound`); ``INFEASIBLE`` when the data has fewer rows than
+        ``min_leaf``. ``objective`` is recomputed by routing the training data.
         """
         depth = _check_int("max_depth", max_depth, 0, MAX_DEPTH_CAP)
         limit = _check_time_limit(time_limit)
@@ -294,11 +316,19 @@ class ContreeSolver:
         prune = self.min_leaf == 1
         prm = Switches(self._K, self.min_leaf, self.penalty, self._tol,
                        math.inf if limit is None else t0 + limit, o.depth_two, o.neighbourhood and prune,
-                       o.interval and prune, o.subinterval and prune, o.cache, o.upper_bound, gap)
+                       o.interval and prune, o.subinterval and prune, o.cache, o.upper_bound, gap,
+                       node_limit=self._node_limit)
         d = depth if F > 0 else 0
         words = max(1, (n + 63) // 64)
-        self._cache = kc.new_tables(words, *_table_sizes(words))
-        grows = 0
+        work_gib = work_memory_gib(d, F, n)
+        cache = kc.new_tables(words, *_table_sizes(words))
+        cache_gib = sum(a.nbytes for a in cache) / 2**30
+        if memory_limit is not None and work_gib + cache_gib > memory_limit:
+            raise ResourceError(f"ConTree at depth {d} on {n:,} rows x {F} features would take about "
+                                f"{work_gib + cache_gib:.2f} GiB, more than memory_limit = {memory_limit:g} GiB; "
+                                "use fewer rows or features, a smaller depth, or raise memory_limit")
+        self._cache = cache
+        grows, out_of_memory = 0, False
         while True:
             work = new_work(d, F, n, self._K)
             for f in range(F):
@@ -312,6 +342,9 @@ class ContreeSolver:
             value, exact = solve_subtree(self.features.offsets, work, prm, self._cache, st, 0, n, d, math.inf)
             if not st[kcommon.S_FULL] or st[kcommon.S_TIMEOUT]:
                 break
+            if memory_limit is not None and work_gib + 2 * sum(a.nbytes for a in self._cache) / 2**30 > memory_limit:
+                out_of_memory = True
+                break
             self._cache = kc.grow_tables(self._cache)
             grows += 1
         stats.update(nodes=int(st[kcommon.S_NODES]), depth_two_evaluations=int(st[kcommon.S_DEPTH2]),
@@ -321,9 +354,12 @@ class ContreeSolver:
                      subinterval_prunes=int(work.pruned[P_SUBINTERVAL]),
                      cache_keys=int(self._cache.used[kc.U_KEYS]), cache_grows=grows)
         rows = np.arange(n)
-        if st[kcommon.S_TIMEOUT]:
+        if st[kcommon.S_TIMEOUT] or out_of_memory:
             spec, value = self._incumbent(work.incumbent, rows, d)
-            status, reason, bound = Status.TIME_LIMIT, "time_limit", 0.0
+            status = Status.MEMORY_LIMIT if out_of_memory else Status.TIME_LIMIT
+            reason, bound = status.value, float(work.incumbent[I_BOUND])
+            if self._tol == 0.0:  # integer costs
+                bound = float(math.ceil(bound))
         else:
             if not exact:
                 raise VerificationError("ConTree's root search returned no tree although the leaf is feasible")
@@ -397,7 +433,7 @@ class ContreeSolver:
 
 def solve_contree(dataset: Dataset, max_depth: int = 3, min_leaf: int = 1, penalty: float = 0.0,
                   time_limit: float | None = None, options: ContreeOptions | None = None,
-                  max_gap: float = 0.0) -> SolveResult:
+                  max_gap: float = 0.0, memory_limit: float | None = MEMORY_LIMIT) -> SolveResult:
     """Optimal classification tree over every threshold of the numeric columns (ConTree; see the module docstring).
 
     Parameters
@@ -417,6 +453,9 @@ def solve_contree(dataset: Dataset, max_depth: int = 3, min_leaf: int = 1, penal
     max_gap : float, default=0.0
         Relative gap g in [0, 1): the tree costs at most 1 / (1 - g) times the optimum (see
         :meth:`ContreeSolver.solve`).
+    memory_limit : float or None, default=half of physical memory
+        GiB: larger arrays are refused with a :class:`~odtmip.exceptions.ResourceError`; a cache that would
+        outgrow it stops the search with ``Status.MEMORY_LIMIT`` and the best tree found. None: no guard.
 
     Examples
     --------
@@ -426,7 +465,7 @@ def solve_contree(dataset: Dataset, max_depth: int = 3, min_leaf: int = 1, penal
     (1.0, '|--- x0 <= 0.15')
     """
     return ContreeSolver(dataset, min_leaf=min_leaf, penalty=penalty, options=options).solve(max_depth, time_limit,
-                                                                                              max_gap)
+                                                                                              max_gap, memory_limit)
 
 
 def solve_numeric(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | None = None, min_leaf: int = 1,
@@ -456,7 +495,7 @@ def solve_numeric(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | 
         return res
     full = max_depth is not None and (max_nodes is None or max_nodes >= (1 << min(max_depth, 62)) - 1)
     if full and leaf_penalty is None and options is None and all(v is None for v in two_class.values()):
-        return solve_contree(dataset, max_depth, min_leaf, penalty, time_limit)
+        return solve_contree(dataset, max_depth, min_leaf, penalty, time_limit, memory_limit=memory_limit)
     res = solve_dp(midpoint_columns(dataset), **dp)
     res.stats["split_space"] = "every midpoint of the numeric columns, as binary columns"
     return res

@@ -65,6 +65,7 @@ from odtmip.dp._kernels._common import (
     S_CACHE_HITS,
     S_DEPTH1,
     S_DEPTH2,
+    S_FULL,
     S_TIMEOUT,
     check_clock,
     leaf_cost,
@@ -82,6 +83,8 @@ I_CODE = 1  # its split code
 I_LEFT = 2  # terminal: split code of the left child (-1 leaf); otherwise unused (children are cached)
 I_RIGHT = 3  # the same for the right child
 I_TERMINAL = 4  # 1: children are the stumps above; 0: children are cached optima one level deeper
+I_BOUND = 5  # once stopped: a lower bound on the root's optimum (see :func:`stopped_bound`)
+N_INCUMBENT = 6
 
 
 class Switches(NamedTuple):
@@ -118,15 +121,16 @@ class Work(NamedTuple):
     keys: np.ndarray  # uint64 (L+1, W): the instance set of the node at each level
     counts: np.ndarray  # float64 (2, K+2): class weights, row count (K) and weight (K+1) of each side
     scan: np.ndarray  # float64 (2, K+2): the same, left of the scanned threshold
-    incumbent: np.ndarray  # float64 (5,): root incumbent, fields I_*
+    incumbent: np.ndarray  # float64 (N_INCUMBENT,): root incumbent, fields I_*
     pruned: np.ndarray  # int64 (N_PRUNED,): pruning counters
 
 
 def new_work(depth: int, n_features: int, n_rows: int, n_classes: int) -> Work:
     """Scratch arrays for a search of depth ``depth`` (at least 1)."""
     levels = max(depth, 1)
-    inc = np.full(5, -1.0)
+    inc = np.full(N_INCUMBENT, -1.0)
     inc[I_COST] = np.inf
+    inc[I_BOUND] = 0.0
     return Work(
         rows=np.zeros((levels + 1, max(n_features, 1), n_rows), dtype=np.int64),
         vals=np.zeros((levels + 1, max(n_features, 1), n_rows), dtype=np.int32),
@@ -313,13 +317,37 @@ def last_before(cw, lo, hi, base, dist):
 
 
 @njit(cache=NUMBA_CACHE)
+def stopped_bound(queue, first, tail, rec, best, last, slack, prm):
+    """A lower bound on the root's optimum T(D, d) when its search stopped inside the threshold search of a
+    feature f, with the intervals ``queue[first:tail]`` (the one in hand first) not yet searched.
+
+    Every threshold of the features before f, and every threshold of f outside those intervals, was evaluated
+    or pruned: it costs at least the incumbent ``best`` (times 1 - ``slack`` under a relative gap). An interval
+    between the evaluated u and v costs at least L_u + R_v + penalty (SP, [ConTree] Theorem 3; only with the
+    pruning rules on: they rest on monotonicity). A feature after f (``last`` false) costs at least the penalty.
+    """
+    pen = prm.penalty
+    bound = best * (1.0 - slack)
+    if not last:
+        bound = min(bound, pen)
+    for q in range(first, tail):
+        u, v = queue[q, 2], queue[q, 3]
+        sp = pen
+        if prm.subinterval:
+            sp += (rec[u, 0] if u >= 0 else 0.0) + (rec[v, 1] if v >= 0 else 0.0)
+        bound = min(bound, sp)
+    return max(bound - prm.tol, 0.0)
+
+
+@njit(cache=NUMBA_CACHE)
 def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
     """T(D, d) of [ConTree] Eq. 4-6 for the rows D = ``work.rows[level, :, :m]``, searched below ``ub``;
     ``offsets[f]`` is the split code of feature f's first threshold.
 
     Returns ``(value, exact)``: exact, the optimum (cached with its root split); otherwise a lower bound on
-    it that is at least ``ub - tol`` (also cached), or, after the deadline, the best cost found (only the root
-    reads it, through ``work.incumbent``). See the module docstring for the bounds.
+    it that is at least ``ub - tol`` (also cached), or, after the deadline or once the cache is full (flag
+    S_FULL), the best cost found (only the root reads it, through ``work.incumbent``, with a lower bound). See
+    the module docstring for the bounds.
     """
     K = prm.n_classes
     tol, pen, min_rows = prm.tol, prm.penalty, prm.min_rows
@@ -331,12 +359,14 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
     leafc, _ = leaf_cost(counts[0], K, COST_ERRORS)
     if d == 0 or m < 2 * min_rows or leafc <= tol:
         return leafc, True
-    if check_clock(st, prm):
+    if check_clock(st, prm) or st[S_FULL]:
         return leafc, False
     n_nodes = (np.int64(1) << d) - 1
     key = work.keys[level]
     instance_key(rows[level, 0], m, key)
     ki = key_index(cache, key, True, st)
+    if st[S_FULL]:  # stop as at the deadline; the caller grows the cache and searches again
+        return leafc, False
     if prm.use_cache and ki >= 0:
         e = find_optimal(cache, ki, d, n_nodes)
         if e >= 0:
@@ -356,9 +386,9 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
         pos, cw, rec, queue = work.pos[level], work.cw[level], work.rec[level], work.queue[level]
         pruning = prm.neighbourhood or prm.interval or prm.subinterval
         slack = prm.gap if root else 0.0
-        timed_out = False
+        stopped = False
         for f in range(offsets.shape[0]):
-            if best <= tol or timed_out:
+            if best <= tol or stopped:
                 break
             # split positions of f: between consecutive distinct ranks, both sides >= min_rows
             rf, vf, wf = rows[level, f], vals[level, f], wts[level, f]
@@ -401,8 +431,8 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
                         work.pruned[P_INTERVAL] += (a - a0) + (b0 - b)
                 k = (a + b) >> 1
                 p = pos[k]
-                if check_clock(st, prm):
-                    timed_out = True
+                if check_clock(st, prm) or st[S_FULL]:
+                    stopped = True
                     break
                 mark_sides(rf, m, p, side)
                 lexact, rexact = True, True
@@ -420,8 +450,8 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
                     c1 = partition(work, level, m, first)
                     v1, x1 = solve_subtree(offsets, work, prm, cache, st, level + 1, c1, d - 1, ub1)
                     child[first], exact[first] = v1, x1
-                    if st[S_TIMEOUT]:
-                        timed_out = True
+                    if st[S_TIMEOUT] or st[S_FULL]:
+                        stopped = True
                         break
                     ub2 = INF
                     if prm.upper_bound:
@@ -434,8 +464,8 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
                         c2 = partition(work, level, m, 1 - first)
                         v2, x2 = solve_subtree(offsets, work, prm, cache, st, level + 1, c2, d - 1, ub2)
                         child[1 - first], exact[1 - first] = v2, x2
-                        if st[S_TIMEOUT]:
-                            timed_out = True
+                        if st[S_TIMEOUT] or st[S_FULL]:
+                            stopped = True
                             break
                     lval, rval = child[0], child[1]
                     lexact, rexact = exact[0], exact[1]
@@ -476,7 +506,10 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
                 if a <= l1:
                     queue[tail, 0], queue[tail, 1], queue[tail, 2], queue[tail, 3] = a, l1, u, k
                     tail += 1
-        if timed_out:
+        if stopped:
+            if root:
+                last = f == offsets.shape[0] - 1
+                work.incumbent[I_BOUND] = stopped_bound(queue, head - 1, tail, rec, best, last, slack, prm)
             return best, False
     if best < ub - tol:
         if ki >= 0:
