@@ -26,8 +26,7 @@ Anytime: the compiled search reads the clock every 256 evaluations and, at the d
 root tree found so far (or the leaf) with ``Status.TIME_LIMIT`` and a lower bound from the root's threshold
 search (the incumbent, once the search is inside the last feature, else the penalty; the SP bound of the
 intervals left). A cache that would outgrow ``memory_limit`` stops the search the same way
-(``Status.MEMORY_LIMIT``). Every tree is verified by
-routing the training data through it.
+(``Status.MEMORY_LIMIT``). Every tree is verified by routing the training data through it.
 
 References
 ----------
