@@ -257,6 +257,7 @@ CONTREE_OPTIONS: tuple[Option, ...] = (
     TIME_LIMIT,
     Option("max_gap", (Interval(float, 0, 1, "left"),), 0.0, None,
            "relative gap g: the tree costs at most 1/(1-g) times the optimum (0: exact)"),
+    MEMORY,
     Option("options", (Instance("odtmip.dp.contree:ContreeOptions"),), None, "the default ContreeOptions()",
            "search technique switches (none changes the optimum)"),
 )

@@ -23,8 +23,10 @@ rows, which a minimum leaf size breaks), so every threshold is evaluated.
 
 Arithmetic as in the DP (:func:`odtmip.dp.solver.tie_tolerance`): exact for integer weights and penalty.
 Anytime: the compiled search reads the clock every 256 evaluations and, at the deadline, returns the best
-root tree found so far (or the leaf) with ``Status.TIME_LIMIT`` and the bound 0. Every tree is verified by
-routing the training data through it.
+root tree found so far (or the leaf) with ``Status.TIME_LIMIT`` and a lower bound from the root's threshold
+search (the incumbent, once the search is inside the last feature, else the penalty; the SP bound of the
+intervals left). A cache that would outgrow ``memory_limit`` stops the search the same way
+(``Status.MEMORY_LIMIT``). Every tree is verified by routing the training data through it.
 
 References
 ----------
@@ -45,6 +47,7 @@ from odtmip.data import Dataset
 from odtmip.dp._kernels import _cache as kc
 from odtmip.dp._kernels import _common as kcommon
 from odtmip.dp._kernels._contree import (
+    I_BOUND,
     I_CODE,
     I_COST,
     I_LEFT,
@@ -57,6 +60,7 @@ from odtmip.dp._kernels._contree import (
     cached_split,
     new_work,
     solve_subtree,
+    split_impurity,
 )
 from odtmip.dp.solver import (
     MAX_DEPTH_CAP,
@@ -98,8 +102,8 @@ class ContreeOptions:
     upper_bound : bool
         Solve the children under upper bounds (the larger child first, the hybrid bound for the smaller one).
     sort_features : bool
-        Search the features in the order of their best single split's error on the whole data (the authors'
-        ``sort_gini`` in spirit): a good incumbent early lets the bounds prune more.
+        Search the features in the order of their best single split's Gini impurity on the whole data (the
+        authors' ``sort_gini``, at the root only): a good incumbent early lets the bounds prune more.
     """
 
     depth_two: bool = True
@@ -134,18 +138,6 @@ class OrderedFeatures:
         return OrderedFeatures(np.ascontiguousarray(self.ranks[order]), offsets, [self.tests[f] for f in order],
                                self.n_splits, self.numeric, np.ascontiguousarray(self.order[order]))
 
-    def stump_errors(self, labels: np.ndarray, weights: np.ndarray, n_classes: int) -> np.ndarray:
-        """Per feature, the least weighted error of one split of it with two leaves."""
-        onehot = np.zeros((len(labels), n_classes))
-        onehot[np.arange(len(labels)), labels] = weights
-        out = np.zeros(len(self.ranks))
-        for f, (r, o) in enumerate(zip(self.ranks, self.order, strict=True)):
-            left = np.cumsum(onehot[o], axis=0)[:-1]
-            right = left[-1] + onehot[o[-1]] - left
-            err = left.sum(1) - left.max(1) + right.sum(1) - right.max(1)
-            out[f] = err[r[o][1:] != r[o][:-1]].min()
-        return out
-
     def split(self, code: int) -> Split:
         """The raw split of ``code`` (made on demand: a numeric column has a split per midpoint)."""
         f, r = self.decode(code)
@@ -157,20 +149,28 @@ class OrderedFeatures:
 
 def ordered_features(dataset: Dataset) -> OrderedFeatures:
     """The features ConTree searches (see the module docstring); constant ones are left out."""
-    ranks, offsets, tests = [], [], []
+    ranks, orders, offsets, tests = [], [], [], []
     numeric, n_splits = 0, 0
     for group in dataset.groups:
         if group.kind in NUMERIC_KINDS:
             c = group.column
             v = dataset.X.iloc[:, c].to_numpy(dtype=float, na_value=np.nan)
             missing = np.isnan(v)
-            distinct = np.unique(v[~missing])
-            if len(distinct) < 2:
+            if missing.all():
                 continue
-            r = np.searchsorted(distinct, np.where(missing, distinct[0], v))  # missing: below every value
+            if missing.any():
+                v = np.where(missing, np.min(v[~missing]), v)  # missing: with the smallest value
+            o = np.argsort(v, kind="stable")  # one sort gives the order, the ranks and the distinct values
+            new = v[o][1:] != v[o][:-1]
+            if not new.any():
+                continue
+            r = np.empty(len(v), dtype=np.int64)
+            r[o] = np.concatenate(([0], np.cumsum(new)))
+            distinct = v[o][np.concatenate(([True], new))]
             mids = (distinct[:-1] + distinct[1:]) / 2
             offsets.append(n_splits)
             ranks.append(r)
+            orders.append(o)
             tests.append((c, mids))
             n_splits += len(mids)
             numeric += 1
@@ -181,12 +181,25 @@ def ordered_features(dataset: Dataset) -> OrderedFeatures:
                 continue
             offsets.append(n_splits)
             ranks.append(col)
+            orders.append(np.argsort(col, kind="stable"))
             tests.append(dataset.split_of(j))
             n_splits += 1
     n = dataset.n_samples
-    R = np.ascontiguousarray(np.array(ranks, dtype=np.int64).reshape(len(ranks), n))
-    order = np.argsort(R, axis=1, kind="stable") if len(R) else np.zeros((0, n), dtype=np.int64)
+    R = np.array(ranks, dtype=np.int64).reshape(len(ranks), n)
+    order = np.array(orders, dtype=np.int64).reshape(len(ranks), n)
     return OrderedFeatures(R, np.array(offsets, dtype=np.int64), tests, n_splits, numeric, order)
+
+
+def work_memory_gib(depth: int, n_features: int, n_rows: int) -> float:
+    """GiB of ConTree's arrays for a search of depth ``depth`` before its cache: every level's rows sorted by every
+    feature with their ranks, labels and weights (24 bytes a row and feature), the per-level threshold search
+    (split positions, weights, records, queue: 96 bytes a row), the instance keys, and the features' ranks and
+    row orders (16 bytes a row and feature)."""
+    levels, features = max(depth, 1), max(n_features, 1)
+    words = (n_rows + 63) // 64
+    size = 24 * (levels + 1) * features * n_rows + levels * (32 * n_rows + 32 * (2 * n_rows + 2))
+    size += 8 * (levels + 1) * words + n_rows + 16 * n_features * n_rows
+    return size / 2**30
 
 
 def _table_sizes(words: int) -> tuple[int, int]:
@@ -255,9 +268,10 @@ class ContreeSolver:
         self._weights = np.ascontiguousarray(dataset.weights, dtype=np.float64)
         self._K = dataset.n_classes
         if self.options.sort_features and len(self.features.ranks) > 1:
-            errors = self.features.stump_errors(self._labels, self._weights, self._K)
-            self.features = self.features.reordered(np.argsort(errors, kind="stable"))
+            gini = split_impurity(self.features.order, self.features.ranks, self._labels, self._weights, self._K)
+            self.features = self.features.reordered(np.argsort(gini, kind="stable"))
         self._tol = tie_tolerance(self._weights, self.penalty, self._K)
+        self._node_limit = 1 << 62  # stop as at the deadline after this many search nodes (repeatable stops in tests)
 
     def split_space(self) -> str:
         """One line naming the splits the optimum is over."""
@@ -265,17 +279,22 @@ class ContreeSolver:
         return (f"every midpoint of {f.numeric} numeric column(s) and {len(f.ranks) - f.numeric} binary column(s): "
                 f"{f.n_splits} splits")
 
-    def solve(self, max_depth: int = 3, time_limit: float | None = None, max_gap: float = 0.0) -> SolveResult:
+    def solve(self, max_depth: int = 3, time_limit: float | None = None, max_gap: float = 0.0,
+              memory_limit: float | None = MEMORY_LIMIT) -> SolveResult:
         """The optimal tree of depth <= ``max_depth`` (at most 20); see the module docstring.
 
         With ``max_gap`` = g in [0, 1) the root's threshold search only looks for trees below (1 - g) times the
         incumbent (the subproblems stay exact), so the tree returned costs at most 1 / (1 - g) times the optimum.
+        ``memory_limit`` (GiB, None: no guard): arrays (:func:`work_memory_gib` and the first cache tables) above
+        it are refused with a :class:`~odtmip.exceptions.ResourceError`; a cache that would outgrow it stops the
+        search.
 
         Returns a :class:`~odtmip.results.SolveResult` (solver ``"contree"``): ``OPTIMAL`` with bound = objective;
         with a gap, the bound (1 - g) x objective (rounded up for integer costs) and ``OPTIMAL`` only when that
-        reaches the objective, else ``TIME_LIMIT`` with stop reason ``"gap"``; at the time limit the best tree
-        found and the bound 0; ``INFEASIBLE`` when the data has fewer rows than ``min_leaf``. ``objective`` is
-        recomputed by routing the training data.
+        reaches the objective, else ``TIME_LIMIT`` with stop reason ``"gap"``; at the time limit (or the memory
+        limit: ``MEMORY_LIMIT``) the best tree found and a lower bound from the root's threshold search (see
+        :func:`~odtmip.dp._kernels._contree.stopped_bound`); ``INFEASIBLE`` when the data has fewer rows than
+        ``min_leaf``. ``objective`` is recomputed by routing the training data.
         """
         depth = _check_int("max_depth", max_depth, 0, MAX_DEPTH_CAP)
         limit = _check_time_limit(time_limit)
@@ -296,11 +315,19 @@ class ContreeSolver:
         prune = self.min_leaf == 1
         prm = Switches(self._K, self.min_leaf, self.penalty, self._tol,
                        math.inf if limit is None else t0 + limit, o.depth_two, o.neighbourhood and prune,
-                       o.interval and prune, o.subinterval and prune, o.cache, o.upper_bound, gap)
+                       o.interval and prune, o.subinterval and prune, o.cache, o.upper_bound, gap,
+                       node_limit=self._node_limit)
         d = depth if F > 0 else 0
         words = max(1, (n + 63) // 64)
-        self._cache = kc.new_tables(words, *_table_sizes(words))
-        grows = 0
+        work_gib = work_memory_gib(d, F, n)
+        cache = kc.new_tables(words, *_table_sizes(words))
+        cache_gib = sum(a.nbytes for a in cache) / 2**30
+        if memory_limit is not None and work_gib + cache_gib > memory_limit:
+            raise ResourceError(f"ConTree at depth {d} on {n:,} rows x {F} features would take about "
+                                f"{work_gib + cache_gib:.2f} GiB, more than memory_limit = {memory_limit:g} GiB; "
+                                "use fewer rows or features, a smaller depth, or raise memory_limit")
+        self._cache = cache
+        grows, out_of_memory = 0, False
         while True:
             work = new_work(d, F, n, self._K)
             for f in range(F):
@@ -314,6 +341,9 @@ class ContreeSolver:
             value, exact = solve_subtree(self.features.offsets, work, prm, self._cache, st, 0, n, d, math.inf)
             if not st[kcommon.S_FULL] or st[kcommon.S_TIMEOUT]:
                 break
+            if memory_limit is not None and work_gib + 2 * sum(a.nbytes for a in self._cache) / 2**30 > memory_limit:
+                out_of_memory = True
+                break
             self._cache = kc.grow_tables(self._cache)
             grows += 1
         stats.update(nodes=int(st[kcommon.S_NODES]), depth_two_evaluations=int(st[kcommon.S_DEPTH2]),
@@ -323,9 +353,12 @@ class ContreeSolver:
                      subinterval_prunes=int(work.pruned[P_SUBINTERVAL]),
                      cache_keys=int(self._cache.used[kc.U_KEYS]), cache_grows=grows)
         rows = np.arange(n)
-        if st[kcommon.S_TIMEOUT]:
+        if st[kcommon.S_TIMEOUT] or out_of_memory:
             spec, value = self._incumbent(work.incumbent, rows, d)
-            status, reason, bound = Status.TIME_LIMIT, "time_limit", 0.0
+            status = Status.MEMORY_LIMIT if out_of_memory else Status.TIME_LIMIT
+            reason, bound = status.value, float(work.incumbent[I_BOUND])
+            if self._tol == 0.0:  # integer costs
+                bound = float(math.ceil(bound))
         else:
             if not exact:
                 raise VerificationError("ConTree's root search returned no tree although the leaf is feasible")
@@ -399,7 +432,7 @@ class ContreeSolver:
 
 def solve_contree(dataset: Dataset, max_depth: int = 3, min_leaf: int = 1, penalty: float = 0.0,
                   time_limit: float | None = None, options: ContreeOptions | None = None,
-                  max_gap: float = 0.0) -> SolveResult:
+                  max_gap: float = 0.0, memory_limit: float | None = MEMORY_LIMIT) -> SolveResult:
     """Optimal classification tree over every threshold of the numeric columns (ConTree; see the module docstring).
 
     Parameters
@@ -419,6 +452,9 @@ def solve_contree(dataset: Dataset, max_depth: int = 3, min_leaf: int = 1, penal
     max_gap : float, default=0.0
         Relative gap g in [0, 1): the tree costs at most 1 / (1 - g) times the optimum (see
         :meth:`ContreeSolver.solve`).
+    memory_limit : float or None, default=half of physical memory
+        GiB: larger arrays are refused with a :class:`~odtmip.exceptions.ResourceError`; a cache that would
+        outgrow it stops the search with ``Status.MEMORY_LIMIT`` and the best tree found. None: no guard.
 
     Examples
     --------
@@ -428,7 +464,7 @@ def solve_contree(dataset: Dataset, max_depth: int = 3, min_leaf: int = 1, penal
     (1.0, '|--- x0 <= 0.15')
     """
     return ContreeSolver(dataset, min_leaf=min_leaf, penalty=penalty, options=options).solve(max_depth, time_limit,
-                                                                                              max_gap)
+                                                                                              max_gap, memory_limit)
 
 
 def solve_numeric(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | None = None, min_leaf: int = 1,
@@ -458,7 +494,7 @@ def solve_numeric(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | 
         return res
     full = max_depth is not None and (max_nodes is None or max_nodes >= (1 << min(max_depth, 62)) - 1)
     if full and leaf_penalty is None and options is None and all(v is None for v in two_class.values()):
-        return solve_contree(dataset, max_depth, min_leaf, penalty, time_limit)
+        return solve_contree(dataset, max_depth, min_leaf, penalty, time_limit, memory_limit=memory_limit)
     res = solve_dp(midpoint_columns(dataset), **dp)
     res.stats["split_space"] = "every midpoint of the numeric columns, as binary columns"
     return res

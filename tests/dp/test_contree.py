@@ -131,6 +131,71 @@ def test_time_limit_returns_a_verified_tree_and_a_valid_bound(rng):
     assert 0.0 <= res.bound <= best2 - 0  # a depth-4 tree is never worse than the depth-2 optimum
 
 
+@pytest.mark.parametrize("penalty", [0.0, 1.5])
+@pytest.mark.parametrize("weights", ["none", "real"])
+def test_a_search_stopped_anywhere_returns_a_valid_bound(penalty, weights):
+    # Stop the same search after 1, 2, 4, ... nodes: every stop returns a verified tree (checked by the solver)
+    # and a bound between the optimum solved without a limit and the returned objective.
+    rng = np.random.default_rng(3)
+    X = rng.random((80, 3)).round(2)
+    y = (X[:, 0] + X[:, 1] > 1).astype(int) ^ (rng.random(80) < 0.2)
+    ds = Dataset(X, y, None if weights == "none" else rng.random(80) + 0.5)
+    optimum = solve_contree(ds, 3, penalty=penalty)
+    stops = above_zero = 0
+    limit = 1
+    while True:
+        solver = ContreeSolver(ds, penalty=penalty)
+        solver._node_limit = limit
+        res = solver.solve(3)
+        if res.status is Status.OPTIMAL:
+            assert close(res.objective, optimum.objective)
+            break
+        assert res.status is Status.TIME_LIMIT
+        assert res.bound <= optimum.objective + 1e-9 <= res.objective + 2e-9
+        stops += 1
+        above_zero += res.bound > 0
+        limit *= 2
+    assert stops >= 3 and above_zero >= 1
+
+
+def test_the_bound_of_a_stop_after_the_first_root_threshold():
+    # One feature, stopped after the root's first threshold (the middle one, x <= 19): the thresholds left lie
+    # right of it, at least L + penalty, or left of it, at least R + penalty (SP, Theorem 3); L and R are the
+    # children's depth-one optima.
+    rng = np.random.default_rng(5)
+    X = np.arange(40.0).reshape(-1, 1)
+    y = rng.integers(0, 2, size=40)
+    left, right = (solve_contree(Dataset(X[part], y[part]), 1, penalty=1.0).objective
+                   for part in (slice(0, 20), slice(20, 40)))
+    solver = ContreeSolver(Dataset(X, y), penalty=1.0)
+    solver._node_limit = 2  # the root's node, then its first threshold
+    res = solver.solve(2)
+    best = min(float(min(np.bincount(y))), left + right + 1.0)
+    assert res.status is Status.TIME_LIMIT and res.objective == best
+    assert res.bound == min(best, left + 1.0, right + 1.0) > 0
+
+
+def test_memory_limit_refuses_arrays_and_stops_a_growing_cache(monkeypatch):
+    from odtmip.dp import contree
+    from odtmip.exceptions import ResourceError
+
+    rng = np.random.default_rng(4)
+    X = rng.random((200, 3)).round(2)
+    y = (X[:, 0] > X[:, 1]).astype(int) ^ (rng.random(200) < 0.2)
+    ds = Dataset(X, y)
+    with pytest.raises(ResourceError, match="memory_limit = 0.0001 GiB"):
+        solve_contree(ds, 3, memory_limit=1e-4)
+    optimum = solve_contree(ds, 3).objective
+    monkeypatch.setattr(contree, "_table_sizes", lambda words: (4, 8))  # a cache that must grow at once
+    arrays = contree.work_memory_gib(3, 3, 200)
+    grown = solve_contree(ds, 3, memory_limit=arrays + 0.001)  # room for the tables to grow
+    assert grown.status is Status.OPTIMAL and grown.objective == optimum and grown.stats["cache_grows"] > 0
+    res = solve_contree(ds, 3, memory_limit=arrays + 2e-6)  # the first tables fit, twice them do not
+    assert res.status is Status.MEMORY_LIMIT and res.stop_reason == "memory_limit"
+    assert res.tree is not None and res.objective == ds.misclassifications(res.tree)
+    assert res.bound <= optimum <= res.objective
+
+
 def test_breast_cancer_depth_two_is_22():
     from odtmip.datasets import load
 
