@@ -133,13 +133,13 @@ def test_kernels_keep_fewest_nodes_and_build_ceilings():
 @settings(max_examples=200, **SETTINGS)
 @given(points=st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6), st.integers(0, 3)), max_size=30))
 def test_insert_point_by_point_equals_nondominated(points):
-    """The depth-two solver's nd, one point at a time into a work array that grows, is nd of all at once: the
+    """The depth-two solver's nd, one point at a time into a work array, is nd of all at once: the
     same (fp, fn) pairs, each with its fewest branch nodes."""
     P = np.zeros((len(points), kp.NCOL))
-    F, k = np.empty((1, kp.NCOL)), 0
+    F, k = np.empty((len(points) + 1, kp.NCOL)), 0
     for i, (fp, fn, nodes) in enumerate(points):
         P[i, :3] = fp, fn, nodes
-        F, k = kp._insert(F, k, float(fp), float(fn), float(nodes), -1, -1.0, -1.0, 0.0, 0.0)
+        k = kp._insert(F, k, float(fp), float(fn), float(nodes), -1, -1.0, -1.0, 0.0, 0.0)
     assert F[:k, :3].tolist() == kp.nondominated(P, 0.0)[:, :3].tolist()
 
 

@@ -374,18 +374,17 @@ def _dominated(F, k, fp, fn, nodes, tol):
 def _insert(F, k, fp, fn, nodes, feature, a, b, c, tol):
     """nd(F[:k] u {x}) in place for the terminal point x = (fp, fn) with ``nodes`` ([DS21] §3's nd, one point at a
     time, no sort): nothing when a point dominates x (:func:`_dominated`), else x replaces the run of points it
-    dominates, those with fp and fn no smaller (a run: fn descends). Returns (F, new k); F is grown when full."""
+    dominates, those with fp and fn no smaller (a run: fn descends). ``F`` has a free row; returns the new k (no
+    array returned: this runs for every candidate)."""
     s = _dominated(F, k, fp, fn, nodes, tol)
     if s < 0:
-        return F, k
+        return k
     while s > 0 and F[s - 1, P_FP] >= fp - tol:
         s -= 1
     e = s
     while e < k and F[e, P_FN] >= fn - tol:
         e += 1
     if e == s:  # nothing dominated: shift the tail one row on
-        if k == F.shape[0]:
-            F = np.concatenate((F, np.empty_like(F)))
         for r in range(k, s, -1):
             for j in range(NCOL):
                 F[r, j] = F[r - 1, j]
@@ -401,7 +400,7 @@ def _insert(F, k, fp, fn, nodes, feature, a, b, c, tol):
     F[s, P_A] = a
     F[s, P_B] = b
     F[s, P_C] = c
-    return F, k + 1 - (e - s)
+    return k + 1 - (e - s)
 
 
 @njit(cache=NUMBA_CACHE)
@@ -409,8 +408,8 @@ def _child_front(C, p_side, n_side, fpos, fneg, pos2, neg2, f, present, splits, 
     """The front, in ``C`` (2p + 2 rows), of one child of a root split on ``f`` (``present``: the rows with f) over
     its leaf and, with ``splits``, every split on g != f; returns its length. ``P_A`` holds g (-1: the leaf) and
     ``P_C`` the labels (bit 0: the leaf, or the g-absent leaf; bit 1: the g-present leaf; 1 = positive)."""
-    C, k = _insert(C, 0, n_side, 0.0, 0.0, -1, -1.0, -1.0, 1.0, tol)  # float arguments: one specialisation
-    C, k = _insert(C, k, 0.0, p_side, 0.0, -1, -1.0, -1.0, 0.0, tol)
+    k = _insert(C, 0, n_side, 0.0, 0.0, -1, -1.0, -1.0, 1.0, tol)  # float arguments: one specialisation
+    k = _insert(C, k, 0.0, p_side, 0.0, -1, -1.0, -1.0, 0.0, tol)
     if not splits:
         return k
     for g in range(fpos.shape[0]):
@@ -425,8 +424,8 @@ def _child_front(C, p_side, n_side, fpos, fneg, pos2, neg2, f, present, splits, 
             continue
         # a positive leaf errs on its negatives (fp), a negative one on its positives (fn); the two uniform
         # labellings have the pair of a leaf with one node more, so only the mixed ones (1 and 2) can be kept
-        C, k = _insert(C, k, n0, pg, 1.0, g, np.float64(g), -1.0, 1.0, tol)
-        C, k = _insert(C, k, ng, p0, 1.0, g, np.float64(g), -1.0, 2.0, tol)
+        k = _insert(C, k, n0, pg, 1.0, g, np.float64(g), -1.0, 1.0, tol)
+        k = _insert(C, k, ng, p0, 1.0, g, np.float64(g), -1.0, 2.0, tol)
     return k
 
 
@@ -443,7 +442,9 @@ def _add_roots(best, k, L, kl, R, kr, f, tol):
                       tol) < 0:
             continue
         for j in range(kr):
-            best, k = _insert(best, k, L[i, P_FP] + R[j, P_FP], L[i, P_FN] + R[j, P_FN],
+            if k == best.shape[0]:
+                best = np.concatenate((best, np.empty_like(best)))
+            k = _insert(best, k, L[i, P_FP] + R[j, P_FP], L[i, P_FN] + R[j, P_FN],
                               L[i, P_NODES] + R[j, P_NODES] + 1, f, L[i, P_A], R[j, P_A], L[i, P_C] + 4 * R[j, P_C],
                               tol)
     return best, k
