@@ -371,11 +371,11 @@ def _dominated(F, k, fp, fn, nodes, tol):
 
 
 @njit(cache=NUMBA_CACHE)
-def _insert(F, k, fp, fn, nodes, feature, a, b, c, tol):
-    """nd(F[:k] u {x}) in place for the terminal point x = (fp, fn) with ``nodes`` ([DS21] §3's nd, one point at a
-    time, no sort): nothing when a point dominates x (:func:`_dominated`), else x replaces the run of points it
-    dominates, those with fp and fn no smaller (a run: fn descends). ``F`` has a free row; returns the new k (no
-    array returned: this runs for every candidate)."""
+def _insert(F, k, fp, fn, nodes, kind, feature, a, b, c, tol):
+    """nd(F[:k] u {x}) in place for the point x = (fp, fn) with ``nodes`` and the columns P_KIND on ([DS21] §3's
+    nd, one point at a time, no sort): nothing when a point dominates x (:func:`_dominated`), else x replaces the
+    run of points it dominates, those with fp and fn no smaller (a run: fn descends). ``F`` has a free row;
+    returns the new k (no array returned: this runs for every candidate)."""
     s = _dominated(F, k, fp, fn, nodes, tol)
     if s < 0:
         return k
@@ -395,7 +395,7 @@ def _insert(F, k, fp, fn, nodes, feature, a, b, c, tol):
     F[s, P_FP] = fp
     F[s, P_FN] = fn
     F[s, P_NODES] = nodes
-    F[s, P_KIND] = KIND_TERMINAL
+    F[s, P_KIND] = kind
     F[s, P_FEATURE] = feature
     F[s, P_A] = a
     F[s, P_B] = b
@@ -404,14 +404,53 @@ def _insert(F, k, fp, fn, nodes, feature, a, b, c, tol):
 
 
 @njit(cache=NUMBA_CACHE)
-def _child_front(C, p_side, n_side, fpos, fneg, pos2, neg2, f, present, splits, tol):
+def _keep(F, k, B, key, fp, fn, nodes, kind, feature, a, b, c, tol):
+    """Offer a candidate point to a front: with integer weights (``key`` not empty) to its fp bucket, row fp of
+    ``B``, which keeps the least (fn, nodes) (``key``: 4 fn + nodes, nodes <= 3; :func:`_sweep` reads the front off
+    the buckets, nd by counting sort); else :func:`_insert` into ``F[:k]``. Returns the new k."""
+    if key.shape[0] == 0:
+        return _insert(F, k, fp, fn, nodes, kind, feature, a, b, c, tol)
+    i = np.int64(fp)
+    if fn * 4.0 + nodes < key[i]:
+        key[i] = fn * 4.0 + nodes
+        B[i, P_FP] = fp
+        B[i, P_FN] = fn
+        B[i, P_NODES] = nodes
+        B[i, P_KIND] = kind
+        B[i, P_FEATURE] = feature
+        B[i, P_A] = a
+        B[i, P_B] = b
+        B[i, P_C] = c
+    return k
+
+
+@njit(cache=NUMBA_CACHE)
+def _sweep(F, k, B, key, top):
+    """The front of the buckets 0..``top`` of :func:`_keep` into ``F`` (fn strictly descending as fp ascends),
+    the buckets emptied; ``k`` (the length of F) unchanged without buckets. Returns the new k."""
+    if key.shape[0] == 0:
+        return k
+    k = 0
+    for i in range(np.int64(top) + 1):
+        if key[i] < INF:
+            if k == 0 or B[i, P_FN] < F[k - 1, P_FN]:
+                for j in range(NCOL):
+                    F[k, j] = B[i, j]
+                k += 1
+            key[i] = INF
+    return k
+
+
+@njit(cache=NUMBA_CACHE)
+def _child_front(C, B, key, p_side, n_side, fpos, fneg, pos2, neg2, f, present, splits, tol):
     """The front, in ``C`` (2p + 2 rows), of one child of a root split on ``f`` (``present``: the rows with f) over
     its leaf and, with ``splits``, every split on g != f; returns its length. ``P_A`` holds g (-1: the leaf) and
-    ``P_C`` the labels (bit 0: the leaf, or the g-absent leaf; bit 1: the g-present leaf; 1 = positive)."""
-    k = _insert(C, 0, n_side, 0.0, 0.0, -1, -1.0, -1.0, 1.0, tol)  # float arguments: one specialisation
-    k = _insert(C, k, 0.0, p_side, 0.0, -1, -1.0, -1.0, 0.0, tol)
+    ``P_C`` the labels (bit 0: the leaf, or the g-absent leaf; bit 1: the g-present leaf; 1 = positive). ``B``,
+    ``key``: :func:`_keep`'s buckets (n_side + 1 of them) or empty."""
+    k = _keep(C, 0, B, key, n_side, 0.0, 0.0, KIND_TERMINAL, -1, -1.0, -1.0, 1.0, tol)  # float arguments: one
+    k = _keep(C, k, B, key, 0.0, p_side, 0.0, KIND_TERMINAL, -1, -1.0, -1.0, 0.0, tol)  # specialisation
     if not splits:
-        return k
+        return _sweep(C, k, B, key, n_side)
     for g in range(fpos.shape[0]):
         if g == f:
             continue
@@ -424,29 +463,30 @@ def _child_front(C, p_side, n_side, fpos, fneg, pos2, neg2, f, present, splits, 
             continue
         # a positive leaf errs on its negatives (fp), a negative one on its positives (fn); the two uniform
         # labellings have the pair of a leaf with one node more, so only the mixed ones (1 and 2) can be kept
-        k = _insert(C, k, n0, pg, 1.0, g, np.float64(g), -1.0, 1.0, tol)
-        k = _insert(C, k, ng, p0, 1.0, g, np.float64(g), -1.0, 2.0, tol)
-    return k
+        k = _keep(C, k, B, key, n0, pg, 1.0, KIND_TERMINAL, g, np.float64(g), -1.0, 1.0, tol)
+        k = _keep(C, k, B, key, ng, p0, 1.0, KIND_TERMINAL, g, np.float64(g), -1.0, 2.0, tol)
+    return _sweep(C, k, B, key, n_side)
 
 
 @njit(cache=NUMBA_CACHE)
-def _add_roots(best, k, L, kl, R, kr, f, tol):
+def _add_roots(best, k, B, key, L, kl, R, kr, f, tol):
     """nd(best[:k] u Merge(L[:kl], R[:kr])) in place (:func:`_insert`): the trees of root ``f`` whose children are
-    points of the child fronts (labels: left bits 0-1, right 2-3). A row of L whose sum with R's ideal point is
-    dominated is skipped. Returns (best, new k)."""
+    points of the child fronts (labels: left bits 0-1, right 2-3), or the same offered to the buckets ``B``,
+    ``key`` of :func:`_keep`. Without buckets, a row of L whose sum with R's ideal point is dominated is skipped.
+    Returns (best, new k)."""
     least = R[0, P_NODES]
     for j in range(kr):
         least = min(least, R[j, P_NODES])
     for i in range(kl):
-        if _dominated(best, k, L[i, P_FP] + R[0, P_FP], L[i, P_FN] + R[kr - 1, P_FN], L[i, P_NODES] + least + 1,
-                      tol) < 0:
+        if key.shape[0] == 0 and _dominated(best, k, L[i, P_FP] + R[0, P_FP], L[i, P_FN] + R[kr - 1, P_FN],
+                                            L[i, P_NODES] + least + 1, tol) < 0:
             continue
         for j in range(kr):
             if k == best.shape[0]:
                 best = np.concatenate((best, np.empty_like(best)))
-            k = _insert(best, k, L[i, P_FP] + R[j, P_FP], L[i, P_FN] + R[j, P_FN],
-                              L[i, P_NODES] + R[j, P_NODES] + 1, f, L[i, P_A], R[j, P_A], L[i, P_C] + 4 * R[j, P_C],
-                              tol)
+            k = _keep(best, k, B, key, L[i, P_FP] + R[j, P_FP], L[i, P_FN] + R[j, P_FN],
+                      L[i, P_NODES] + R[j, P_NODES] + 1, KIND_TERMINAL, f, L[i, P_A], R[j, P_A],
+                      L[i, P_C] + 4 * R[j, P_C], tol)
     return best, k
 
 
@@ -470,32 +510,36 @@ def depth_two_front(bits, pos_bits, weights, unit, row_start, row_features, dept
         return leaf, True
     _count_pairs(bits, pos_bits, weights, unit, row_start, row_features, fpos, fneg, pos2, neg2)
     p = fpos.shape[0]
-    best = np.empty((max(16, 2 * leaf.shape[0]), NCOL))
-    best[:leaf.shape[0]] = leaf
-    k = leaf.shape[0]
+    m = np.int64(N) + 1 if unit else 0  # buckets: fp is an integer <= N
+    B, key = np.empty((m, NCOL)), np.full(m, INF)  # the root's
+    Bc, keyc = np.empty((m, NCOL)), np.full(m, INF)  # a child's
+    best = np.empty((max(16, m + 1), NCOL))
+    k = 0
+    for r in range(leaf.shape[0]):
+        k = _keep(best, k, B, key, leaf[r, P_FP], leaf[r, P_FN], 0.0, KIND_LEAF, -1, leaf[r, P_A], 0.0, 0.0, tol)
     splits = depth > 1 and nodes > 1
     L, R = np.empty((2 * p + 2, NCOL)), np.empty((2 * p + 2, NCOL))
     leaf_l, leaf_r = np.empty((2, NCOL)), np.empty((2, NCOL))
     work = 0  # points the last root built (its children's candidates and their merge)
     for f in range(p):
         if past_deadline(st, deadline, work):
-            return best[:k], False
+            return best[:_sweep(best, k, B, key, N)], False
         pr, nr = fpos[f], fneg[f]
         pl, nl = P - pr, N - nr
         if pr + nr <= 0.0 or pl + nl <= 0.0:
             work = 0
             continue
-        kl = _child_front(L, pl, nl, fpos, fneg, pos2, neg2, f, False, splits, tol)
-        kr = _child_front(R, pr, nr, fpos, fneg, pos2, neg2, f, True, splits, tol)
+        kl = _child_front(L, Bc, keyc, pl, nl, fpos, fneg, pos2, neg2, f, False, splits, tol)
+        kr = _child_front(R, Bc, keyc, pr, nr, fpos, fneg, pos2, neg2, f, True, splits, tol)
         work = 4 * p + kl * kr
         if nodes >= 3 or not splits:
-            best, k = _add_roots(best, k, L, kl, R, kr, f, tol)
+            best, k = _add_roots(best, k, B, key, L, kl, R, kr, f, tol)
         else:  # two nodes: one child splits, the other is a leaf
-            kll = _child_front(leaf_l, pl, nl, fpos, fneg, pos2, neg2, f, False, False, tol)
-            klr = _child_front(leaf_r, pr, nr, fpos, fneg, pos2, neg2, f, True, False, tol)
-            best, k = _add_roots(best, k, L, kl, leaf_r, klr, f, tol)
-            best, k = _add_roots(best, k, leaf_l, kll, R, kr, f, tol)
-    return best[:k], True
+            kll = _child_front(leaf_l, Bc, keyc, pl, nl, fpos, fneg, pos2, neg2, f, False, False, tol)
+            klr = _child_front(leaf_r, Bc, keyc, pr, nr, fpos, fneg, pos2, neg2, f, True, False, tol)
+            best, k = _add_roots(best, k, B, key, L, kl, leaf_r, klr, f, tol)
+            best, k = _add_roots(best, k, B, key, leaf_l, kll, R, kr, f, tol)
+    return best[:_sweep(best, k, B, key, N)], True
 
 
 # ============================================================================================ the search
