@@ -91,9 +91,10 @@ def nondominated(P, tol):
 
 
 @njit(cache=NUMBA_CACHE)
-def merge(A, B, tol):
-    """Merge(A, B) = nd({a + b}) of two sibling fronts ([DS21] Def. 2); columns ``P_A``/``P_B`` hold the rows of
-    ``a`` and ``b`` (``P_C`` = -1), ``P_FEATURE`` is left for the caller."""
+def merge(A, B, PF, tol):
+    """Merge(A, B) = nd({a + b}) of two sibling fronts ([DS21] Def. 2) without the sums that a point of the front
+    ``PF`` dominates (:func:`_dominated`: they would leave nd(PF u Merge) anyway); columns ``P_A``/``P_B`` hold
+    the rows of ``a`` and ``b`` (``P_C`` = -1), ``P_FEATURE`` is left for the caller."""
     out = np.empty((A.shape[0] * B.shape[0], NCOL))
     r = 0
     for i in range(A.shape[0]):
@@ -101,13 +102,15 @@ def merge(A, B, tol):
             out[r, P_FP] = A[i, P_FP] + B[j, P_FP]
             out[r, P_FN] = A[i, P_FN] + B[j, P_FN]
             out[r, P_NODES] = A[i, P_NODES] + B[j, P_NODES] + 1
+            if _dominated(PF, PF.shape[0], out[r, P_FP], out[r, P_FN], out[r, P_NODES], tol) < 0:
+                continue
             out[r, P_KIND] = KIND_SPLIT
             out[r, P_FEATURE] = -1
             out[r, P_A] = i
             out[r, P_B] = j
             out[r, P_C] = -1
             r += 1
-    return nondominated(out, tol)
+    return nondominated(out[:r], tol)
 
 
 @njit(cache=NUMBA_CACHE)
@@ -834,13 +837,14 @@ def solve_front(s, lvl, side, d, n, U):
                 B, ok = solve_front(s, lvl + 1, np.int64(1), d - 1, nr,
                                     subtract(Ucur, A, tol) if bounded else _no_ceiling())
             if A.shape[0] and B.shape[0]:
-                M = merge(A, B, tol)
+                M = merge(A, B, PF, tol)
                 M[:, P_FEATURE] = f
                 st[S_MERGES] += 1
-                PF = nondominated(np.concatenate((PF, M)), tol)
-                _keep_children(PF, A, B, s.store, st)
-                if bounded:
-                    Ucur = tighten(U, PF, 0.0, tol)
+                if M.shape[0]:  # else nothing new: PF and its ceiling stay
+                    PF = nondominated(np.concatenate((PF, M)), tol)
+                    _keep_children(PF, A, B, s.store, st)
+                    if bounded:
+                        Ucur = tighten(U, PF, 0.0, tol)
             if not ok or st[S_FULL]:
                 complete = False
                 break
