@@ -130,6 +130,35 @@ def test_kernels_keep_fewest_nodes_and_build_ceilings():
     assert kp.subtract(np.array([[5.0, 5.0]]), np.array([[1.0, 2.0], [4.0, 0.0]]), 0.0).tolist() == [[1, 5], [4, 3]]
 
 
+@settings(max_examples=200, **SETTINGS)
+@given(points=st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6), st.integers(0, 3)), max_size=30))
+def test_insert_point_by_point_equals_nondominated(points):
+    """The depth-two solver's nd, one point at a time into a work array, is nd of all at once: the
+    same (fp, fn) pairs, each with its fewest branch nodes."""
+    P = np.zeros((len(points), kp.NCOL))
+    F, k = np.empty((len(points) + 1, kp.NCOL)), 0
+    for i, (fp, fn, nodes) in enumerate(points):
+        P[i, :3] = fp, fn, nodes
+        k = kp._insert(F, k, float(fp), float(fn), float(nodes), kp.KIND_TERMINAL, -1, -1.0, -1.0, 0.0, 0.0)
+    assert F[:k, :3].tolist() == kp.nondominated(P, 0.0)[:, :3].tolist()
+
+
+@settings(max_examples=100, **SETTINGS)
+@given(ds=tiny_data(max_rows=40, max_cols=5, classes=(2,)), depth=st.integers(1, 2), nodes=st.integers(1, 3))
+def test_depth_two_buckets_equal_insertion(ds, depth, nodes):
+    """With unit weights the depth-two solver keeps its fronts in fp buckets; read as real weights it inserts
+    point by point: the same points, each with its fewest branch nodes."""
+    solver = ParetoSolver(Dataset(ds.X, ds.y))
+    data, out = solver._dp._data, []
+    for unit in (True, False):
+        F, complete = kp.depth_two_front(solver._dp._root, solver._pos_bits, np.ones_like(data.weights), unit,
+                                         data.row_start, data.row_features, depth, nodes, 0.0, np.inf,
+                                         np.zeros(kp.N_PARETO_STATS, dtype=np.int64), *solver._counts)
+        assert complete
+        out.append(F[:, :3].tolist())
+    assert out[0] == out[1]
+
+
 def test_bad_input_is_one_line_error():
     X = np.array([[0], [1], [0]])
     with pytest.raises(DataError, match="two classes"):

@@ -91,9 +91,10 @@ def nondominated(P, tol):
 
 
 @njit(cache=NUMBA_CACHE)
-def merge(A, B, tol):
-    """Merge(A, B) = nd({a + b}) of two sibling fronts ([DS21] Def. 2); columns ``P_A``/``P_B`` hold the rows of
-    ``a`` and ``b`` (``P_C`` = -1), ``P_FEATURE`` is left for the caller."""
+def merge(A, B, PF, tol):
+    """Merge(A, B) = nd({a + b}) of two sibling fronts ([DS21] Def. 2) without the sums that a point of the front
+    ``PF`` dominates (:func:`_dominated`: they would leave nd(PF u Merge) anyway); columns ``P_A``/``P_B`` hold
+    the rows of ``a`` and ``b`` (``P_C`` = -1), ``P_FEATURE`` is left for the caller."""
     out = np.empty((A.shape[0] * B.shape[0], NCOL))
     r = 0
     for i in range(A.shape[0]):
@@ -101,13 +102,15 @@ def merge(A, B, tol):
             out[r, P_FP] = A[i, P_FP] + B[j, P_FP]
             out[r, P_FN] = A[i, P_FN] + B[j, P_FN]
             out[r, P_NODES] = A[i, P_NODES] + B[j, P_NODES] + 1
+            if _dominated(PF, PF.shape[0], out[r, P_FP], out[r, P_FN], out[r, P_NODES], tol) < 0:
+                continue
             out[r, P_KIND] = KIND_SPLIT
             out[r, P_FEATURE] = -1
             out[r, P_A] = i
             out[r, P_B] = j
             out[r, P_C] = -1
             r += 1
-    return nondominated(out, tol)
+    return nondominated(out[:r], tol)
 
 
 @njit(cache=NUMBA_CACHE)
@@ -318,7 +321,8 @@ def removed_weights(old, new, pos_bits, weights, unit):
 @njit(cache=NUMBA_CACHE)
 def _count_pairs(bits, pos_bits, weights, unit, row_start, row_features, fpos, fneg, pos2, neg2):
     """Frequency counting ([MurTree] §4.3): the positive and negative weight of the rows in ``bits`` with
-    feature f (``fpos[f]``, ``fneg[f]``) and with features f < g both present (``pos2[f, g]``, ``neg2[f, g]``)."""
+    feature f (``fpos[f]``, ``fneg[f]``) and with features f != g both present (``pos2[f, g]``, ``neg2[f, g]``,
+    symmetric, so that a root's row is contiguous)."""
     fpos[:] = 0.0
     fneg[:] = 0.0
     pos2[:, :] = 0.0
@@ -343,104 +347,150 @@ def _count_pairs(bits, pos_bits, weights, unit, row_start, row_features, fpos, f
                     else:
                         neg2[f, row_features[c]] += w
             word &= word - np.uint64(1)
-
-
-@njit(cache=NUMBA_CACHE)
-def _cell(pos, neg, label_bit, tol):
-    """Leaf front of a cell with its labels in ``P_C`` at ``label_bit`` (1 = positive)."""
-    P = leaf_front(pos, neg, tol)
-    for i in range(P.shape[0]):
-        P[i, P_C] = P[i, P_A] * label_bit
-    return P
-
-
-@njit(cache=NUMBA_CACHE)
-def _child_front(p_side, n_side, fpos, fneg, pos2, neg2, f, present, tol):
-    """Front of one child of a root split on ``f`` (``present``: the rows with f) over trees of <= 1 node: its
-    leaf and every split on g != f. ``P_A`` holds g (-1: leaf) and ``P_C`` the labels (bit 0: the leaf, or
-    the g-absent leaf; bit 1: the g-present leaf)."""
     p = fpos.shape[0]
-    out = np.empty((2 + 2 * p, NCOL))
-    leaf = _cell(p_side, n_side, 1, tol)
-    r = 0
-    for i in range(leaf.shape[0]):
-        out[r] = leaf[i]
-        out[r, P_A] = -1
-        r += 1
-    for g in range(p):
-        if g == f:
-            continue
-        a, b = min(f, g), max(f, g)
-        pfg, nfg = pos2[a, b], neg2[a, b]
-        if present:  # cells (f, not g) and (f, g)
-            pg, ng = pfg, nfg
-        else:  # cells (not f, not g) and (not f, g)
-            pg, ng = fpos[g] - pfg, fneg[g] - nfg
-        p0, n0 = p_side - pg, n_side - ng
-        if pg + ng <= 0.0 or p0 + n0 <= 0.0:  # an empty side: the leaf again ([MurTree] Prop. 4.2)
-            continue
-        # the labellings of the two leaves (bit 0: the g-absent leaf, bit 1: the g-present leaf, 1 = positive):
-        # a positive leaf errs on its negatives (fp), a negative one on its positives (fn); the two uniform
-        # labellings (0 and 3) have the pair of a leaf with one node more, so only the mixed ones can be kept
-        for labels in range(1, 3):
-            out[r, P_FP] = (n0 if labels & 1 else 0.0) + (ng if labels & 2 else 0.0)
-            out[r, P_FN] = (0.0 if labels & 1 else p0) + (0.0 if labels & 2 else pg)
-            out[r, P_NODES] = 1
-            out[r, P_KIND] = KIND_TERMINAL
-            out[r, P_FEATURE] = g
-            out[r, P_A] = g
-            out[r, P_B] = -1
-            out[r, P_C] = labels
-            r += 1
-    return nondominated(out[:r], tol)
+    for f in range(p):
+        for g in range(f + 1, p):
+            pos2[g, f] = pos2[f, g]  # each row's features ascend: counted at f < g
+            neg2[g, f] = neg2[f, g]
 
 
 @njit(cache=NUMBA_CACHE)
-def _covered(F, fp, fn, nodes, tol):
-    """Some point of the front ``F`` has fp and fn no larger (within ``tol``) and no more branch nodes: the point
-    (fp, fn) with ``nodes`` never enters nd(F u {it}) except as an equal twin. Binary search on F's fp: the last
-    point with fp <= fp + tol has the least fn of those."""
-    lo, hi = 0, F.shape[0]
+def _dominated(F, k, fp, fn, nodes, tol):
+    """-1 when a point of the front ``F[:k]`` dominates (fp, fn) or equals it (within ``tol``) with no more branch
+    nodes than ``nodes``; else the number of points with fp no larger (within ``tol``), where it would go. Binary
+    search on fp: the last of those has their least fn."""
+    lo, hi = 0, k
     while lo < hi:
         mid = (lo + hi) // 2
         if F[mid, P_FP] <= fp + tol:
             lo = mid + 1
         else:
             hi = mid
-    return lo > 0 and F[lo - 1, P_FN] <= fn + tol and F[lo - 1, P_NODES] <= nodes
+    if lo > 0:
+        y = lo - 1
+        if F[y, P_FN] <= fn + tol and (F[y, P_FP] < fp - tol or F[y, P_FN] < fn - tol or F[y, P_NODES] <= nodes):
+            return -1
+    return lo
 
 
 @njit(cache=NUMBA_CACHE)
-def _add_roots(best, L, R, f, tol):
-    """nd(best u Merge(L, R)): ``best`` with the trees of root ``f`` whose children are points of the child
-    fronts ``L`` and ``R`` (as terminal points; labels: left bits 0-1, right 2-3). A sum that a point of ``best``
-    covers (:func:`_covered`) is never built, nor a row of L whose sum with R's ideal point is covered."""
-    nr = R.shape[0]
-    least = R[0, P_NODES]
-    for j in range(nr):
-        least = min(least, R[j, P_NODES])
-    out = np.empty((L.shape[0] * nr, NCOL))
-    r = 0
-    for i in range(L.shape[0]):
-        if _covered(best, L[i, P_FP] + R[0, P_FP], L[i, P_FN] + R[nr - 1, P_FN], L[i, P_NODES] + least + 1, tol):
+def _insert(F, k, fp, fn, nodes, kind, feature, a, b, c, tol):
+    """nd(F[:k] u {x}) in place for the point x = (fp, fn) with ``nodes`` and the columns P_KIND on ([DS21] §3's
+    nd, one point at a time, no sort): nothing when a point dominates x (:func:`_dominated`), else x replaces the
+    run of points it dominates, those with fp and fn no smaller (a run: fn descends). ``F`` has a free row;
+    returns the new k (no array returned: this runs for every candidate)."""
+    s = _dominated(F, k, fp, fn, nodes, tol)
+    if s < 0:
+        return k
+    while s > 0 and F[s - 1, P_FP] >= fp - tol:
+        s -= 1
+    e = s
+    while e < k and F[e, P_FN] >= fn - tol:
+        e += 1
+    if e == s:  # nothing dominated: shift the tail one row on
+        for r in range(k, s, -1):
+            for j in range(NCOL):
+                F[r, j] = F[r - 1, j]
+    else:  # x takes the first dominated row, the tail moves back over the others
+        for r in range(e, k):
+            for j in range(NCOL):
+                F[s + 1 + r - e, j] = F[r, j]
+    F[s, P_FP] = fp
+    F[s, P_FN] = fn
+    F[s, P_NODES] = nodes
+    F[s, P_KIND] = kind
+    F[s, P_FEATURE] = feature
+    F[s, P_A] = a
+    F[s, P_B] = b
+    F[s, P_C] = c
+    return k + 1 - (e - s)
+
+
+@njit(cache=NUMBA_CACHE)
+def _keep(F, k, B, key, fp, fn, nodes, kind, feature, a, b, c, tol):
+    """Offer a candidate point to a front: with integer weights (``key`` not empty) to its fp bucket, row fp of
+    ``B``, which keeps the least (fn, nodes) (``key``: 4 fn + nodes, nodes <= 3; :func:`_sweep` reads the front off
+    the buckets, nd by counting sort); else :func:`_insert` into ``F[:k]``. Returns the new k."""
+    if key.shape[0] == 0:
+        return _insert(F, k, fp, fn, nodes, kind, feature, a, b, c, tol)
+    i = np.int64(fp)
+    if fn * 4.0 + nodes < key[i]:
+        key[i] = fn * 4.0 + nodes
+        B[i, P_FP] = fp
+        B[i, P_FN] = fn
+        B[i, P_NODES] = nodes
+        B[i, P_KIND] = kind
+        B[i, P_FEATURE] = feature
+        B[i, P_A] = a
+        B[i, P_B] = b
+        B[i, P_C] = c
+    return k
+
+
+@njit(cache=NUMBA_CACHE)
+def _sweep(F, k, B, key, top):
+    """The front of the buckets 0..``top`` of :func:`_keep` into ``F`` (fn strictly descending as fp ascends),
+    the buckets emptied; ``k`` (the length of F) unchanged without buckets. Returns the new k."""
+    if key.shape[0] == 0:
+        return k
+    k = 0
+    for i in range(np.int64(top) + 1):
+        if key[i] < INF:
+            if k == 0 or B[i, P_FN] < F[k - 1, P_FN]:
+                for j in range(NCOL):
+                    F[k, j] = B[i, j]
+                k += 1
+            key[i] = INF
+    return k
+
+
+@njit(cache=NUMBA_CACHE)
+def _child_front(C, B, key, p_side, n_side, fpos, fneg, pos2, neg2, f, present, splits, tol):
+    """The front, in ``C`` (2p + 2 rows), of one child of a root split on ``f`` (``present``: the rows with f) over
+    its leaf and, with ``splits``, every split on g != f; returns its length. ``P_A`` holds g (-1: the leaf) and
+    ``P_C`` the labels (bit 0: the leaf, or the g-absent leaf; bit 1: the g-present leaf; 1 = positive). ``B``,
+    ``key``: :func:`_keep`'s buckets (n_side + 1 of them) or empty."""
+    k = _keep(C, 0, B, key, n_side, 0.0, 0.0, KIND_TERMINAL, -1, -1.0, -1.0, 1.0, tol)  # float arguments: one
+    k = _keep(C, k, B, key, 0.0, p_side, 0.0, KIND_TERMINAL, -1, -1.0, -1.0, 0.0, tol)  # specialisation
+    if not splits:
+        return _sweep(C, k, B, key, n_side)
+    for g in range(fpos.shape[0]):
+        if g == f:
             continue
-        for j in range(nr):
-            fp, fn = L[i, P_FP] + R[j, P_FP], L[i, P_FN] + R[j, P_FN]
-            nodes = L[i, P_NODES] + R[j, P_NODES] + 1
-            if _covered(best, fp, fn, nodes, tol):
-                continue
-            out[r, P_FP] = fp
-            out[r, P_FN] = fn
-            out[r, P_NODES] = nodes
-            out[r, P_KIND] = KIND_TERMINAL
-            out[r, P_FEATURE] = f
-            out[r, P_A] = L[i, P_A]
-            out[r, P_B] = R[j, P_A]
-            out[r, P_C] = L[i, P_C] + 4 * R[j, P_C]
-            r += 1
-    if r == 0:
-        return best
-    return nondominated(np.concatenate((best, out[:r])), tol)
+        if present:  # cells (f, not g) and (f, g)
+            pg, ng = pos2[f, g], neg2[f, g]
+        else:  # cells (not f, not g) and (not f, g)
+            pg, ng = fpos[g] - pos2[f, g], fneg[g] - neg2[f, g]
+        p0, n0 = p_side - pg, n_side - ng
+        if pg + ng <= 0.0 or p0 + n0 <= 0.0:  # an empty side: the leaf again ([MurTree] Prop. 4.2)
+            continue
+        # a positive leaf errs on its negatives (fp), a negative one on its positives (fn); the two uniform
+        # labellings have the pair of a leaf with one node more, so only the mixed ones (1 and 2) can be kept
+        k = _keep(C, k, B, key, n0, pg, 1.0, KIND_TERMINAL, g, np.float64(g), -1.0, 1.0, tol)
+        k = _keep(C, k, B, key, ng, p0, 1.0, KIND_TERMINAL, g, np.float64(g), -1.0, 2.0, tol)
+    return _sweep(C, k, B, key, n_side)
+
+
+@njit(cache=NUMBA_CACHE)
+def _add_roots(best, k, B, key, L, kl, R, kr, f, tol):
+    """nd(best[:k] u Merge(L[:kl], R[:kr])) in place (:func:`_insert`): the trees of root ``f`` whose children are
+    points of the child fronts (labels: left bits 0-1, right 2-3), or the same offered to the buckets ``B``,
+    ``key`` of :func:`_keep`. Without buckets, a row of L whose sum with R's ideal point is dominated is skipped.
+    Returns (best, new k)."""
+    least = R[0, P_NODES]
+    for j in range(kr):
+        least = min(least, R[j, P_NODES])
+    for i in range(kl):
+        if key.shape[0] == 0 and _dominated(best, k, L[i, P_FP] + R[0, P_FP], L[i, P_FN] + R[kr - 1, P_FN],
+                                            L[i, P_NODES] + least + 1, tol) < 0:
+            continue
+        for j in range(kr):
+            if k == best.shape[0]:
+                best = np.concatenate((best, np.empty_like(best)))
+            k = _keep(best, k, B, key, L[i, P_FP] + R[j, P_FP], L[i, P_FN] + R[j, P_FN],
+                      L[i, P_NODES] + R[j, P_NODES] + 1, KIND_TERMINAL, f, L[i, P_A], R[j, P_A],
+                      L[i, P_C] + 4 * R[j, P_C], tol)
+    return best, k
 
 
 @njit(cache=NUMBA_CACHE)
@@ -451,40 +501,48 @@ def depth_two_front(bits, pos_bits, weights, unit, row_start, row_features, dept
 
     Per root f, the front of each child over its leaf and all splits on g (cells from one frequency count), then
     the merge of the two children: both may split with 3 nodes, one of them with 2, neither with 1. The result is
-    nd of the union over f with the leaf's front. ``fpos``, ``fneg`` (p,) and ``pos2``, ``neg2`` (p, p) are work
-    arrays. Returns (front, complete); ``complete`` is False when the clock passed ``deadline`` (read by
+    nd of the union over f with the leaf's front, kept by inserting point by point (:func:`_insert`) into work
+    arrays allocated once per call. ``fpos``, ``fneg`` (p,) and ``pos2``, ``neg2`` (p, p) are work arrays.
+    Returns (front, complete); ``complete`` is False when the clock passed ``deadline`` (read by
     :func:`~odtmip.dp._kernels._common.past_deadline`, counting the points each root builds, which sets S_TIMEOUT
     in ``st``), and the front then holds the roots tried so far.
     """
     P, N = class_weights(bits, pos_bits, weights, unit)
-    best = leaf_front(P, N, tol)
+    leaf = leaf_front(P, N, tol)
     if depth == 0 or nodes == 0:
-        return best, True
+        return leaf, True
     _count_pairs(bits, pos_bits, weights, unit, row_start, row_features, fpos, fneg, pos2, neg2)
     p = fpos.shape[0]
+    m = np.int64(N) + 1 if unit else 0  # buckets: fp is an integer <= N
+    B, key = np.empty((m, NCOL)), np.full(m, INF)  # the root's
+    Bc, keyc = np.empty((m, NCOL)), np.full(m, INF)  # a child's
+    best = np.empty((max(16, m + 1), NCOL))
+    k = 0
+    for r in range(leaf.shape[0]):
+        k = _keep(best, k, B, key, leaf[r, P_FP], leaf[r, P_FN], 0.0, KIND_LEAF, -1, leaf[r, P_A], 0.0, 0.0, tol)
+    splits = depth > 1 and nodes > 1
+    L, R = np.empty((2 * p + 2, NCOL)), np.empty((2 * p + 2, NCOL))
+    leaf_l, leaf_r = np.empty((2, NCOL)), np.empty((2, NCOL))
     work = 0  # points the last root built (its children's candidates and their merge)
     for f in range(p):
         if past_deadline(st, deadline, work):
-            return best, False
-        work = 0
+            return best[:_sweep(best, k, B, key, N)], False
         pr, nr = fpos[f], fneg[f]
         pl, nl = P - pr, N - nr
         if pr + nr <= 0.0 or pl + nl <= 0.0:
+            work = 0
             continue
-        leaf_l, leaf_r = _cell(pl, nl, 1, tol), _cell(pr, nr, 1, tol)
-        leaf_l[:, P_A] = -1
-        leaf_r[:, P_A] = -1
-        if depth == 1 or nodes == 1:
-            best = _add_roots(best, leaf_l, leaf_r, f, tol)
-        else:
-            L = _child_front(pl, nl, fpos, fneg, pos2, neg2, f, False, tol)
-            R = _child_front(pr, nr, fpos, fneg, pos2, neg2, f, True, tol)
-            work = 4 * p + L.shape[0] * R.shape[0]
-            if nodes >= 3:
-                best = _add_roots(best, L, R, f, tol)
-            else:  # two nodes: one child splits, the other is a leaf
-                best = _add_roots(_add_roots(best, L, leaf_r, f, tol), leaf_l, R, f, tol)
-    return best, True
+        kl = _child_front(L, Bc, keyc, pl, nl, fpos, fneg, pos2, neg2, f, False, splits, tol)
+        kr = _child_front(R, Bc, keyc, pr, nr, fpos, fneg, pos2, neg2, f, True, splits, tol)
+        work = 4 * p + kl * kr
+        if nodes >= 3 or not splits:
+            best, k = _add_roots(best, k, B, key, L, kl, R, kr, f, tol)
+        else:  # two nodes: one child splits, the other is a leaf
+            kll = _child_front(leaf_l, Bc, keyc, pl, nl, fpos, fneg, pos2, neg2, f, False, False, tol)
+            klr = _child_front(leaf_r, Bc, keyc, pr, nr, fpos, fneg, pos2, neg2, f, True, False, tol)
+            best, k = _add_roots(best, k, B, key, L, kl, leaf_r, klr, f, tol)
+            best, k = _add_roots(best, k, B, key, leaf_l, kll, R, kr, f, tol)
+    return best[:_sweep(best, k, B, key, N)], True
 
 
 # ============================================================================================ the search
@@ -779,13 +837,14 @@ def solve_front(s, lvl, side, d, n, U):
                 B, ok = solve_front(s, lvl + 1, np.int64(1), d - 1, nr,
                                     subtract(Ucur, A, tol) if bounded else _no_ceiling())
             if A.shape[0] and B.shape[0]:
-                M = merge(A, B, tol)
+                M = merge(A, B, PF, tol)
                 M[:, P_FEATURE] = f
                 st[S_MERGES] += 1
-                PF = nondominated(np.concatenate((PF, M)), tol)
-                _keep_children(PF, A, B, s.store, st)
-                if bounded:
-                    Ucur = tighten(U, PF, 0.0, tol)
+                if M.shape[0]:  # else nothing new: PF and its ceiling stay
+                    PF = nondominated(np.concatenate((PF, M)), tol)
+                    _keep_children(PF, A, B, s.store, st)
+                    if bounded:
+                        Ucur = tighten(U, PF, 0.0, tol)
             if not ok or st[S_FULL]:
                 complete = False
                 break
