@@ -108,13 +108,17 @@ def test_switching_a_technique_off_keeps_the_optimum(ds, depth, nodes, min_leaf,
         assert same(value(solve_dp(ds, depth, nodes, min_leaf, penalty, options=options)), base, ds), options
 
 
+def noisy_xor(seed):
+    """150 rows, 10 columns, y = x0 xor x1 with a fifth of the labels flipped."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, size=(150, 10))
+    return Dataset(X, (X[:, 0] ^ X[:, 1] ^ (rng.random(150) < 0.2)).astype(int))
+
+
 @settings(max_examples=25, **SETTINGS)
 @given(seed=st.integers(0, 2**32 - 1), depth=st.integers(3, 4))
 def test_toggles_agree_on_larger_data(seed, depth):
-    rng = np.random.default_rng(seed)
-    X = rng.integers(0, 2, size=(150, 10))
-    y = (X[:, 0] ^ X[:, 1] ^ (rng.random(150) < 0.2)).astype(int)
-    ds = Dataset(X, y)
+    ds = noisy_xor(seed)
     base = value(solve_dp(ds, depth))
     for options in TOGGLES[:-1]:
         if options.cache is None and depth == 4:
@@ -212,10 +216,7 @@ def test_any_optimal_tree_has_the_brute_force_objective(ds, depth, min_leaf, pen
 @settings(max_examples=25, **SETTINGS)
 @given(seed=st.integers(0, 2**32 - 1), depth=st.integers(3, 5))
 def test_any_optimal_tree_agrees_on_larger_data(seed, depth):
-    rng = np.random.default_rng(seed)
-    X = rng.integers(0, 2, size=(150, 10))
-    y = (X[:, 0] ^ X[:, 1] ^ (rng.random(150) < 0.2)).astype(int)
-    ds = Dataset(X, y)
+    ds = noisy_xor(seed)
     fewest, first = solve_dp(ds, depth), solve_dp(ds, depth, options=ANY_OPTIMAL)
     assert first.objective == fewest.objective and first.bound == first.objective
     assert first.tree.n_branch_nodes >= fewest.tree.n_branch_nodes
