@@ -143,7 +143,8 @@ CACHE_KINDS = ("dataset", "branch", None)
 
 @dataclass(frozen=True)
 class DPOptions:
-    """Switches for the search techniques. None of them changes the optimum, only the time to find it.
+    """Switches for the search techniques. None of them changes the optimal objective, only the time to find it
+    (and, for ``fewest_nodes``, which of the optimal trees is returned).
 
     Attributes
     ----------
@@ -197,6 +198,11 @@ class DPOptions:
         tree so far, and stop once the leaf-count bound ([OSDT] Theorem C.1) of that tree leaves no deeper
         tree that could beat it (as [STreeD] does for its cost-complexity objective). Without a depth limit
         the search always runs this way.
+    fewest_nodes : bool
+        Among the optimal trees return one with the fewest branch nodes (the objective is the pair
+        (objective, nodes)). Off: the first optimal tree the search meets, as [STreeD] and DL8.5 return; the
+        objective is the same, the tree may have more nodes, and the search can be much faster when many
+        trees are optimal (a perfect tree at a generous depth). The only switch that can change the tree.
     """
 
     depth_two: bool = True
@@ -215,6 +221,7 @@ class DPOptions:
     incremental_accuracy: bool = True
     leaf_accuracy: bool = True
     iterative_deepening: bool = True
+    fewest_nodes: bool = True
 
     def __post_init__(self):
         if self.counting not in COUNTING:
@@ -647,15 +654,20 @@ class DPSolver:
                 d, n = (int(v) for v in kcommon.cap_budget(d, n, self._leaf_count_bound(warm[1])))
             if warm is not None and (warm[3] > d or warm[2] > n):
                 # beyond the root's effective budget the greedy tree cannot beat the leaf (it does; defensive)
-                ubc, ubn = math.inf, NO_BOUND_NODES
+                warm, ubc, ubn = None, math.inf, NO_BOUND_NODES
+            if warm is not None and not self.options.fewest_nodes:
+                ubn = -1  # only a strictly better tree is wanted: if there is none, the greedy tree is optimal
             cost, nodes, st, search, g, out_of_memory = self._run(d, n, ubc, ubn, prm)
             totals += st
             grows += g
             if st[kcommon.S_TIMEOUT] or out_of_memory:
                 return self._stopped(d, n, search, warm, totals, grows, stats, t0, eq, (d, n), out_of_memory)
-            if not math.isfinite(cost):
+            if math.isfinite(cost):
+                spec = self._build(self._root, self._root_key(), d, n)
+            elif ubn == -1:
+                spec, cost, nodes = warm[:3]
+            else:
                 raise VerificationError("the search returned no tree although the leaf is feasible")
-            spec = self._build(self._root, self._root_key(), d, n)
         tree = self.dataset.new_tree(spec)
         self._verify(tree, cost, d, n)
         if int(nodes) != tree.n_branch_nodes:

@@ -108,13 +108,17 @@ def test_switching_a_technique_off_keeps_the_optimum(ds, depth, nodes, min_leaf,
         assert same(value(solve_dp(ds, depth, nodes, min_leaf, penalty, options=options)), base, ds), options
 
 
+def noisy_xor(seed):
+    """150 rows, 10 columns, y = x0 xor x1 with a fifth of the labels flipped."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, size=(150, 10))
+    return Dataset(X, (X[:, 0] ^ X[:, 1] ^ (rng.random(150) < 0.2)).astype(int))
+
+
 @settings(max_examples=25, **SETTINGS)
 @given(seed=st.integers(0, 2**32 - 1), depth=st.integers(3, 4))
 def test_toggles_agree_on_larger_data(seed, depth):
-    rng = np.random.default_rng(seed)
-    X = rng.integers(0, 2, size=(150, 10))
-    y = (X[:, 0] ^ X[:, 1] ^ (rng.random(150) < 0.2)).astype(int)
-    ds = Dataset(X, y)
+    ds = noisy_xor(seed)
     base = value(solve_dp(ds, depth))
     for options in TOGGLES[:-1]:
         if options.cache is None and depth == 4:
@@ -184,3 +188,46 @@ def test_min_leaf_larger_than_the_data_is_infeasible():
     ds = Dataset(np.array([[0], [1], [0]]), [1, 0, 0])
     res = solve_dp(ds, 2, min_leaf=4)
     assert res.status.value == "infeasible" and res.tree is None and res.objective is None
+
+
+ANY_OPTIMAL = DPOptions(fewest_nodes=False)
+
+
+@settings(max_examples=100, **SETTINGS)
+@given(ds=tiny_data(max_rows=20, max_cols=4), depth=st.integers(0, 3), min_leaf=MIN_LEAF, penalty=PENALTIES)
+def test_any_optimal_tree_has_the_brute_force_objective(ds, depth, min_leaf, penalty):
+    """fewest_nodes=False: at every node budget the objective of brute force, reproduced by routing the rows
+    through a tree within the budget that has no fewer branch nodes than the fewest (exact with integer weights)."""
+    brute = brute_force(ds, depth, min_leaf, penalty)
+    solver = DPSolver(ds, min_leaf=min_leaf, penalty=penalty, options=ANY_OPTIMAL)
+    for n in range(2**depth):
+        b, res = brute[n], solver.solve(max_depth=depth, max_nodes=n)
+        if b is None:
+            assert res.tree is None, n
+            continue
+        tree = res.tree
+        assert math.isclose(res.objective, b[0], rel_tol=1e-9, abs_tol=1e-7), (n, res.objective, b[:2])
+        assert math.isclose(res.objective, ds.misclassifications(tree) + penalty * tree.n_branch_nodes,
+                            rel_tol=1e-9, abs_tol=1e-9)
+        assert tree.depth <= depth and tree.n_branch_nodes <= n
+        assert not integral(ds) or tree.n_branch_nodes >= b[1]
+
+
+@settings(max_examples=25, **SETTINGS)
+@given(seed=st.integers(0, 2**32 - 1), depth=st.integers(3, 5))
+def test_any_optimal_tree_agrees_on_larger_data(seed, depth):
+    ds = noisy_xor(seed)
+    fewest, first = solve_dp(ds, depth), solve_dp(ds, depth, options=ANY_OPTIMAL)
+    assert first.objective == fewest.objective and first.bound == first.objective
+    assert first.tree.n_branch_nodes >= fewest.tree.n_branch_nodes
+
+
+def test_a_perfect_greedy_tree_ends_the_search_for_any_optimal_tree():
+    """y = x0 and x1 with a spare column: the greedy tree is perfect, so without the fewest-nodes proof the
+    search has nothing to look for; with it the search still proves that 2 branch nodes are the fewest."""
+    X = np.array([[a, b, c] for a in (0, 1) for b in (0, 1) for c in (0, 1)] * 3)
+    ds = Dataset(X, X[:, 0] & X[:, 1])
+    first, fewest = solve_dp(ds, 4, options=ANY_OPTIMAL), solve_dp(ds, 4)
+    assert first.objective == fewest.objective == 0 and first.optimal
+    assert first.stats["nodes"] == 1 < fewest.stats["nodes"]  # the root's call, which finds no better tree
+    assert fewest.tree.n_branch_nodes == 2

@@ -52,6 +52,7 @@ class Params(NamedTuple):
     leaf_bound: bool = False  # cap each subproblem's budget by its leaf-count bound ([OSDT] Theorem C.1)
     leaf_support: bool = False  # never split a subproblem of too little support ([OSDT] Theorem 3.3)
     incremental_accuracy: bool = False  # a child is a leaf or pays one more split ([OSDT] Thm 3.4, Lemma 3.2)
+    fewest_nodes: bool = False  # among the optimal trees, one with the fewest branch nodes (else the first found)
     penalty: float = 0.0  # objective per branch node
     tol: float = 0.0  # objectives closer than this are equal
     deadline: float = INF  # time.perf_counter() value at which to stop (inf: none)

@@ -7,6 +7,10 @@ adds up over the two children plus (penalty, 1) for the root, so Eq. 1 holds for
 pairs returns, among the optimal trees, one with the fewest branch nodes. "Infeasible under UB" means
 no tree with pair <= UB; the next pair above (c, k) is (c, k + 1), so "strictly better than (c, k)" is
 "<= (c, k - 1)" and the integer "best - 1" of [MurTree] §4.2 (upper bounds) becomes exact for real objectives too.
+With ``Params.fewest_nodes`` off a new tree must have a strictly smaller objective, "<= (c, -1)" (no tree has
+-1 nodes), and a subproblem is closed once its incumbent's objective reaches its lower bound: the search then
+returns the first optimal tree it meets, as [MurTree] §4.2 and [STreeD] do, which can be much faster when many
+trees are optimal (a perfect tree at a generous depth).
 
 How the bounds of [OSDT] (a best-first search over leaf sets) act in this recursion:
 
@@ -350,6 +354,21 @@ def _capped_by_upper_bound(on, uc, eq, tol, pen, d, n):
 
 
 @njit(cache=NUMBA_CACHE, inline="always")
+def _beating(fewest, c, nodes):
+    """The pair a new tree must be <= to beat the tree (c, nodes): (c, nodes - 1) when ties go to the fewest
+    branch nodes, else (c, -1), a strictly smaller objective (module docstring)."""
+    return c, nodes - 1 if fewest else np.int64(-1)
+
+
+@njit(cache=NUMBA_CACHE, inline="always")
+def _reaches(fewest, c, nodes, lbc, lbn, tol):
+    """The tree (c, nodes) reaches the lower bound (lbc, lbn), so no tree beats it (:func:`_beating`)."""
+    if fewest:
+        return lex_le(c, nodes, lbc, lbn, tol)
+    return c <= lbc + tol
+
+
+@njit(cache=NUMBA_CACHE, inline="always")
 def _record_incumbent(inc, c, nodes, f, left, right, tol):
     """Keep the root tree (c, nodes) on ``f`` with packed child budgets ``left``, ``right`` if it is better."""
     if lex_lt(c, nodes, inc[INC_COST], np.int64(inc[INC_NODES]), tol):
@@ -487,7 +506,7 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
     k, lbc, lbn = _node_bound(cache, s.archive, prm, st, wts, key, k, D, eqc, lb_pen, d, n, ubc, ubn)
     if (k < 0 and st[S_FULL]) or lex_lt(ubc, ubn, lbc, lbn, tol):
         return NO_TREE
-    if leafc < INF and lex_le(leafc, 0, lbc, lbn, tol):
+    if leafc < INF and _reaches(prm.fewest_nodes, leafc, np.int64(0), lbc, lbn, tol):
         # the bound reaches the leaf: the leaf is optimal
         if lbc > 0.0 and lbc == eqc:
             st[S_EQUIV_CLOSED] += 1
@@ -506,7 +525,7 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
     bc, bn, bd, bf = leafc, np.int64(0), np.int64(0), np.int64(-1)  # the incumbent: the leaf
     bpl, bpr = np.int64(-1), np.int64(-1)  # its children's packed budgets
     # a new tree must be <= (tc, tn): within the UB and strictly better than the incumbent
-    tc, tn = (bc, bn - 1) if has_best else (ubc, ubn)
+    tc, tn = _beating(prm.fewest_nodes, bc, bn) if has_best else (ubc, ubn)
     rlbc, rlbn = INF, np.int64(0)  # least lower bound over the splits not solved (Eq. 15-16)
     max_l = min((np.int64(1) << (d - 1)) - 1, n - 1)
     min_l = n - 1 - max_l
@@ -514,7 +533,7 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
     cL, cR = lcnt[lvl + 1, 0], lcnt[lvl + 1, 1]
     stop = False  # a child's search was interrupted
     for f in range(fbits.shape[0]):
-        if stop or (has_best and lex_le(bc, bn, lbc, lbn, tol)):
+        if stop or (has_best and _reaches(prm.fewest_nodes, bc, bn, lbc, lbn, tol)):
             break  # stopped, or the incumbent reaches the lower bound
         # the children's rows (left: f absent, right: f present), class weights and keys
         usable = _split_children(fbits[f], cbits, wts, yv, zbits, prm, D, cnt, DL, DR, cL, cR)
@@ -591,10 +610,10 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
                 bc, bn, bd, bf = vc, vn, 1 + max(r1d, r2d), np.int64(f)
                 bpl, bpr = (pack_budget(d1, n1), pack_budget(d2, n2)) if left_first else (pack_budget(d2, n2),
                                                                                          pack_budget(d1, n1))
-                tc, tn = bc, bn - 1
+                tc, tn = _beating(prm.fewest_nodes, bc, bn)
                 if lvl == 0:
                     _record_incumbent(s.incumbent, bc, bn, bf, bpl, bpr, tol)
-                if lex_le(bc, bn, lbc, lbn, tol):
+                if _reaches(prm.fewest_nodes, bc, bn, lbc, lbn, tol):
                     break
     if st[S_TIMEOUT] != 0 or st[S_FULL] != 0:
         return NO_TREE  # nothing from a loop cut short is stored
