@@ -143,6 +143,42 @@ def test_insert_point_by_point_equals_nondominated(points):
     assert F[:k, :3].tolist() == kp.nondominated(P, 0.0)[:, :3].tolist()
 
 
+def maximal_by_sorting(P, tol):
+    """The definition the ceiling kernels keep: by (fp, fn) descending, a point whose fn exceeds the last kept one's
+    by more than tol; returned by fp ascending."""
+    kept = []
+    for x, y in sorted(map(tuple, P), reverse=True):
+        if not kept or y > kept[-1][1] + tol:
+            kept.append((x, y))
+    return kept[::-1]
+
+
+finite = st.integers(0, 30).map(lambda v: v / 10)
+finite_sets = st.lists(st.tuples(finite, finite), min_size=1, max_size=12)
+ceiling_sets = st.lists(st.tuples(finite | st.just(math.inf), finite | st.just(math.inf)), min_size=1, max_size=12)
+
+
+@settings(max_examples=300, **SETTINGS)
+@given(u=ceiling_sets, f=finite_sets, s=finite_sets, tol=st.sampled_from([0.0, 0.1, 0.25]), unit=st.integers(0, 1))
+def test_ceiling_kernels_equal_their_definitions(u, f, s, tol, unit):
+    """maximal, minimal, tighten and subtract (sweeps and a stack instead of all pairs and a sort) are their
+    definitions over all pairs, within tol as well."""
+    U = np.array(maximal_by_sorting(u, tol))
+    assert kp.maximal(np.array(u), tol).tolist() == [list(p) for p in U.tolist()]
+    S = -np.array(maximal_by_sorting([(-x, -y) for x, y in s], tol)[::-1])  # minimal points, by fp ascending
+    assert kp.minimal(np.array(s), tol).tolist() == S.tolist()
+    F = np.zeros((0, kp.NCOL))
+    for x, y in f:
+        F = kp.nondominated(np.vstack((F, [[x, y] + [0.0] * (kp.NCOL - 2)])), tol)
+    G = [(F[0, 0] - unit, math.inf)] + [(F[i, 0] - unit, F[i - 1, 1] - unit) for i in range(1, len(F))] + \
+        [(math.inf, F[-1, 1] - unit)]
+    meet = [(max(min(a, c), 0.0), max(min(b, d), 0.0)) for a, b in U for c, d in G if min(a, c) >= -tol
+            and min(b, d) >= -tol]
+    assert kp.tighten(U, F, float(unit), tol).tolist() == [list(p) for p in maximal_by_sorting(meet, tol)]
+    rest = [(max(a - c, 0.0), max(b - d, 0.0)) for a, b in U for c, d in S if c <= a + tol and d <= b + tol]
+    assert kp.subtract(U, S, tol).tolist() == [list(p) for p in maximal_by_sorting(rest, tol)]
+
+
 @settings(max_examples=100, **SETTINGS)
 @given(ds=tiny_data(max_rows=40, max_cols=5, classes=(2,)), depth=st.integers(1, 2), nodes=st.integers(1, 3))
 def test_depth_two_buckets_equal_insertion(ds, depth, nodes):

@@ -4,9 +4,9 @@ the bounds, the specialised depth-two front solver, and the search itself (:func
 
 A **front** is a float64 array (k, NCOL), one row per point, sorted by ``fp`` ascending (then ``fn`` strictly
 descending): the point's false-positive and false-negative weight, its branch nodes, and how to rebuild its tree
-(columns below). A **ceiling** U is a float64 array (k, 2) of maximal points whose coordinates may be inf; its
-allowed region is Down(U) = {t : t <= u componentwise for some u in U} (see :mod:`odtmip.dp.pareto`). A **lower
-bound** L is a float64 array (k, 2): every tree's pair is >= some point of L.
+(columns below). A **ceiling** U is a float64 array (k, 2) of maximal points sorted by fp, whose coordinates may be
+inf; its allowed region is Down(U) = {t : t <= u componentwise for some u in U} (see :mod:`odtmip.dp.pareto`). A
+**lower bound** L is a float64 array (k, 2): every tree's pair is >= some point of L.
 
 ``tol`` is 0 for integer weights (exact) and the round-off bound of :func:`odtmip.dp.solver.tie_tolerance`
 otherwise; ``unit`` is the step "strictly better" means: 1 for integer weights, 0 (closed regions, weaker but
@@ -134,34 +134,46 @@ def merge_bounds(L1, L2, tol):
 
 @njit(cache=NUMBA_CACHE)
 def minimal(L, tol):
-    """The minimal points of the (k, 2) array ``L``, sorted by the first coordinate."""
-    if L.shape[0] == 0:
-        return L.copy()
-    o = np.argsort(L[:, 1], kind="mergesort")
-    o = o[np.argsort(L[o, 0], kind="mergesort")]
-    keep = np.empty(L.shape[0], dtype=np.int64)
-    m = 0
-    for i in o:
-        if m == 0 or L[i, 1] < L[keep[m - 1], 1] - tol:
-            keep[m] = i
-            m += 1
-    return L[keep[:m]].copy()
+    """The minimal points of the (k, 2) array ``L``, sorted by the first coordinate: the maximal points of -L."""
+    return -maximal(-L, tol)[::-1]
 
 
 @njit(cache=NUMBA_CACHE)
 def maximal(U, tol):
-    """The maximal points of the (k, 2) array ``U`` (a ceiling), sorted by the first coordinate ascending."""
-    if U.shape[0] == 0:
-        return U.copy()
-    o = np.argsort(-U[:, 1], kind="mergesort")
-    o = o[np.argsort(-U[o, 0], kind="mergesort")]  # fp descending, then fn descending
-    keep = np.empty(U.shape[0], dtype=np.int64)
+    """The maximal points of the (k, 2) array ``U`` (a ceiling), sorted by the first coordinate ascending: one sort
+    by the first coordinate, a stack (:func:`_push_maximal`) and the rule within ``tol`` (:func:`_thin`)."""
+    M = np.empty((U.shape[0], 2))
+    k = 0
+    for i in np.argsort(U[:, 0]):
+        k = _push_maximal(M, k, U[i, 0], U[i, 1])
+    return _thin(M, k, tol)
+
+
+@njit(cache=NUMBA_CACHE)
+def _push_maximal(M, k, x, y):
+    """Offer (x, y) to the maximal points ``M[:k]`` (x strictly ascending, y strictly descending) of the points
+    offered so far, in non-decreasing x: a stack, the points (x, y) dominates are popped. Returns the new k."""
+    while k > 0 and M[k - 1, 1] <= y:
+        k -= 1
+    if k > 0 and M[k - 1, 0] >= x:  # the same x with a larger y
+        return k
+    M[k, 0] = x
+    M[k, 1] = y
+    return k + 1
+
+
+@njit(cache=NUMBA_CACHE)
+def _thin(M, k, tol):
+    """The exact maximal points ``M[:k]`` (x ascending) thinned within ``tol``: by x descending, a point is kept
+    when its y exceeds the last kept one's by more than tol. A dominated point never passes this rule nor changes
+    what passes, so the result is the same for every set whose exact maximal points are M."""
+    keep = np.empty(k, dtype=np.int64)
     m = 0
-    for i in o:
-        if m == 0 or U[i, 1] > U[keep[m - 1], 1] + tol:
+    for i in range(k - 1, -1, -1):
+        if m == 0 or M[i, 1] > M[keep[m - 1], 1] + tol:
             keep[m] = i
             m += 1
-    return U[keep[:m][::-1]].copy()
+    return M[keep[:m][::-1]]
 
 
 @njit(cache=NUMBA_CACHE)
@@ -185,16 +197,30 @@ def infeasible(L, U, tol):
 @njit(cache=NUMBA_CACHE)
 def subtract(U, S, tol):
     """U minus S = maxnd({u - s : s <= u}) ([DS21] Eq. 4): the ceiling of a child whose sibling is >= a point
-    of ``S`` (its front, or its lower bound); a + b in Down(U) iff b <= u - a for some u."""
-    out = np.empty((U.shape[0] * S.shape[0], 2))
-    r = 0
-    for u in range(U.shape[0]):
-        for s in range(S.shape[0]):
+    of ``S`` (its front, or its lower bound); a + b in Down(U) iff b <= u - a for some u.
+
+    No sort: for each s the points u - s of the ceiling ``U`` (sorted by fp) ascend in fp, and are merged into
+    the maximal points so far (:func:`_push_maximal`)."""
+    n = U.shape[0] * S.shape[0]
+    R, T, Q = np.empty((n, 2)), np.empty((n, 2)), np.empty((U.shape[0], 2))
+    kr = 0
+    for s in range(S.shape[0]):
+        kq = 0
+        for u in range(U.shape[0]):
             if S[s, 0] <= U[u, 0] + tol and S[s, 1] <= U[u, 1] + tol:
-                out[r, 0] = max(U[u, 0] - S[s, 0], 0.0)
-                out[r, 1] = max(U[u, 1] - S[s, 1], 0.0)
-                r += 1
-    return maximal(out[:r], tol)
+                Q[kq, 0] = max(U[u, 0] - S[s, 0], 0.0)
+                Q[kq, 1] = max(U[u, 1] - S[s, 1], 0.0)
+                kq += 1
+        i, j, k = 0, 0, 0
+        while i < kr or j < kq:
+            if j == kq or (i < kr and R[i, 0] <= Q[j, 0]):
+                k = _push_maximal(T, k, R[i, 0], R[i, 1])
+                i += 1
+            else:
+                k = _push_maximal(T, k, Q[j, 0], Q[j, 1])
+                j += 1
+        R, T, kr = T, R, k
+    return _thin(R, kr, tol)
 
 
 @njit(cache=NUMBA_CACHE)
@@ -214,17 +240,19 @@ def tighten(U, F, unit, tol):
         G[i, 1] = F[i - 1, P_FN] - unit
     G[k, 0] = INF
     G[k, 1] = F[k - 1, P_FN] - unit
-    out = np.empty((U.shape[0] * (k + 1), 2))
-    r = 0
-    for u in range(U.shape[0]):
-        for g in range(k + 1):
-            a = min(U[u, 0], G[g, 0])
-            b = min(U[u, 1], G[g, 1])
-            if a >= -tol and b >= -tol:
-                out[r, 0] = max(a, 0.0)
-                out[r, 1] = max(b, 0.0)
-                r += 1
-    return maximal(out[:r], tol)
+    # Down(U) n Down(G) in one sweep over fp (both sorted): its maximal points are min(u, g) of the first u and g
+    # with fp no smaller than each fp of U or G (the heights of the two staircases there)
+    M = np.empty((U.shape[0] + k + 1, 2))
+    r, u, g = 0, 0, 0
+    while u < U.shape[0] and g <= k:
+        a = min(U[u, 0], G[g, 0])
+        b = min(U[u, 1], G[g, 1])
+        if a >= -tol and b >= -tol:
+            r = _push_maximal(M, r, max(a, 0.0), max(b, 0.0))
+        step_u, step_g = U[u, 0] <= G[g, 0], G[g, 0] <= U[u, 0]
+        u += step_u
+        g += step_g
+    return _thin(M, r, tol)
 
 
 @njit(cache=NUMBA_CACHE)
