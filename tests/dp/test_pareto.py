@@ -161,8 +161,8 @@ ceiling_sets = st.lists(st.tuples(finite | st.just(math.inf), finite | st.just(m
 @settings(max_examples=300, **SETTINGS)
 @given(u=ceiling_sets, f=finite_sets, s=finite_sets, tol=st.sampled_from([0.0, 0.1, 0.25]), unit=st.integers(0, 1))
 def test_ceiling_kernels_equal_their_definitions(u, f, s, tol, unit):
-    """maximal, minimal, tighten and subtract (sweeps and a stack instead of all pairs and a sort) are their
-    definitions over all pairs, within tol as well."""
+    """maximal, minimal, tighten, subtract (sweeps and a stack instead of all pairs and a sort) and the lookahead
+    test are their definitions over all pairs, within tol as well."""
     U = np.array(maximal_by_sorting(u, tol))
     assert kp.maximal(np.array(u), tol).tolist() == [list(p) for p in U.tolist()]
     S = -np.array(maximal_by_sorting([(-x, -y) for x, y in s], tol)[::-1])  # minimal points, by fp ascending
@@ -177,6 +177,7 @@ def test_ceiling_kernels_equal_their_definitions(u, f, s, tol, unit):
     assert kp.tighten(U, F, float(unit), tol).tolist() == [list(p) for p in maximal_by_sorting(meet, tol)]
     rest = [(max(a - c, 0.0), max(b - d, 0.0)) for a, b in U for c, d in S if c <= a + tol and d <= b + tol]
     assert kp.subtract(U, S, tol).tolist() == [list(p) for p in maximal_by_sorting(rest, tol)]
+    assert kp.infeasible_merge(S, F, U, tol) == kp.infeasible(kp.merge_bounds(S, F[:, :2].copy(), 0.0), U, tol)
 
 
 @settings(max_examples=100, **SETTINGS)

@@ -195,6 +195,25 @@ def infeasible(L, U, tol):
 
 
 @njit(cache=NUMBA_CACHE)
+def infeasible_merge(L1, L2, U, tol):
+    """:func:`infeasible` for merge_bounds(L1, L2) (the lookahead (C), Eq. 5) without building it: no sum l1 + l2
+    lies in Down(U), for a ceiling ``U`` sorted by fp (the first u with fp no smaller has the largest fn)."""
+    for i in range(L1.shape[0]):
+        for j in range(L2.shape[0]):
+            x, y = L1[i, 0] + L2[j, 0], L1[i, 1] + L2[j, 1]
+            lo, hi = 0, U.shape[0]
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if x <= U[mid, 0] + tol:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            if lo < U.shape[0] and y <= U[lo, 1] + tol:
+                return False
+    return True
+
+
+@njit(cache=NUMBA_CACHE)
 def subtract(U, S, tol):
     """U minus S = maxnd({u - s : s <= u}) ([DS21] Eq. 4): the ceiling of a child whose sibling is >= a point
     of ``S`` (its front, or its lower bound); a + b in Down(U) iff b <= u - a for some u.
@@ -852,7 +871,7 @@ def solve_front(s, lvl, side, d, n, U):
             Lr = np.zeros((1, 2))
             if prm.lookahead or bounded:
                 Ll, Lr = _bound(s, DL, d - 1, nl), _bound(s, DR, d - 1, nr)
-                if prm.lookahead and infeasible(merge_bounds(Ll, Lr, tol), Ucur, tol):
+                if prm.lookahead and infeasible_merge(Ll, Lr, Ucur, tol):
                     st[S_LOOKAHEAD] += 1
                     if lvl == 0:
                         s.done[f, nl] = True
