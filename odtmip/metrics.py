@@ -84,13 +84,14 @@ class Confusion:
     @property
     def mcc(self) -> float:
         """Matthews correlation coefficient."""
-        den = math.sqrt((self.tp + self.fp) * (self.tp + self.fn) * (self.tn + self.fp) * (self.tn + self.fn))
+        # max(0, .): counts derived from real weights (tn = N - fp) can be -1e-17 by round-off
+        den = math.sqrt(max(0.0, (self.tp + self.fp) * (self.tp + self.fn) * (self.tn + self.fp) * (self.tn + self.fn)))
         return _ratio(self.tp * self.tn - self.fp * self.fn, den)
 
     @property
     def fowlkes_mallows(self) -> float:
         """Geometric mean of precision and sensitivity."""
-        return math.sqrt(self.precision * self.sensitivity)
+        return math.sqrt(max(0.0, self.precision * self.sensitivity))
 
 
 def misclassifications(y_true, y_pred, sample_weight=None) -> float:

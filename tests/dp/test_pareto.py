@@ -143,11 +143,49 @@ def test_insert_point_by_point_equals_nondominated(points):
     assert F[:k, :3].tolist() == kp.nondominated(P, 0.0)[:, :3].tolist()
 
 
+def maximal_by_sorting(P, tol):
+    """The definition the ceiling kernels keep: by (fp, fn) descending, a point whose fn exceeds the last kept one's
+    by more than tol; returned by fp ascending."""
+    kept = []
+    for x, y in sorted(map(tuple, P), reverse=True):
+        if not kept or y > kept[-1][1] + tol:
+            kept.append((x, y))
+    return kept[::-1]
+
+
+finite = st.integers(0, 30).map(lambda v: v / 10)
+finite_sets = st.lists(st.tuples(finite, finite), min_size=1, max_size=12)
+ceiling_sets = st.lists(st.tuples(finite | st.just(math.inf), finite | st.just(math.inf)), min_size=1, max_size=12)
+
+
+@settings(max_examples=300, **SETTINGS)
+@given(u=ceiling_sets, f=finite_sets, s=finite_sets, tol=st.sampled_from([0.0, 0.1, 0.25]), unit=st.integers(0, 1))
+def test_ceiling_kernels_equal_their_definitions(u, f, s, tol, unit):
+    """maximal, minimal, tighten, subtract (sweeps and a stack instead of all pairs and a sort) and the lookahead
+    test are their definitions over all pairs, within tol as well."""
+    U = np.array(maximal_by_sorting(u, tol))
+    assert kp.maximal(np.array(u), tol).tolist() == [list(p) for p in U.tolist()]
+    S = -np.array(maximal_by_sorting([(-x, -y) for x, y in s], tol)[::-1])  # minimal points, by fp ascending
+    assert kp.minimal(np.array(s), tol).tolist() == S.tolist()
+    F = np.zeros((0, kp.NCOL))
+    for x, y in f:
+        F = kp.nondominated(np.vstack((F, [[x, y] + [0.0] * (kp.NCOL - 2)])), tol)
+    G = [(F[0, 0] - unit, math.inf)] + [(F[i, 0] - unit, F[i - 1, 1] - unit) for i in range(1, len(F))] + \
+        [(math.inf, F[-1, 1] - unit)]
+    meet = [(max(min(a, c), 0.0), max(min(b, d), 0.0)) for a, b in U for c, d in G if min(a, c) >= -tol
+            and min(b, d) >= -tol]
+    assert kp.tighten(U, F, float(unit), tol).tolist() == [list(p) for p in maximal_by_sorting(meet, tol)]
+    rest = [(max(a - c, 0.0), max(b - d, 0.0)) for a, b in U for c, d in S if c <= a + tol and d <= b + tol]
+    assert kp.subtract(U, S, tol).tolist() == [list(p) for p in maximal_by_sorting(rest, tol)]
+    assert kp.infeasible_merge(S, F, U, tol) == kp.infeasible(kp.merge_bounds(S, F[:, :2].copy(), 0.0), U, tol)
+
+
 @settings(max_examples=100, **SETTINGS)
 @given(ds=tiny_data(max_rows=40, max_cols=5, classes=(2,)), depth=st.integers(1, 2), nodes=st.integers(1, 3))
 def test_depth_two_buckets_equal_insertion(ds, depth, nodes):
-    """With unit weights the depth-two solver keeps its fronts in fp buckets; read as real weights it inserts
-    point by point: the same points, each with its fewest branch nodes."""
+    """With unit weights the depth-two solver keeps its fronts in fp buckets (the children's as integer codes);
+    read as real weights it inserts point by point: the same points, each with its fewest branch nodes and the
+    same tree (the first candidate offered of equal ones)."""
     solver = ParetoSolver(Dataset(ds.X, ds.y))
     data, out = solver._dp._data, []
     for unit in (True, False):
@@ -155,7 +193,7 @@ def test_depth_two_buckets_equal_insertion(ds, depth, nodes):
                                          data.row_start, data.row_features, depth, nodes, 0.0, np.inf,
                                          np.zeros(kp.N_PARETO_STATS, dtype=np.int64), *solver._counts)
         assert complete
-        out.append(F[:, :3].tolist())
+        out.append(F.tolist())
     assert out[0] == out[1]
 
 

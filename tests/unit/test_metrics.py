@@ -54,3 +54,9 @@ def test_positive_class_choice():
     y, p = [0, 0, 1, 2], [0, 1, 1, 2]
     c = metrics.Confusion.from_labels(y, p, positive=2)
     assert (c.tp, c.fp, c.tn, c.fn) == (1, 0, 3, 0)
+
+
+def test_round_off_below_zero_gives_no_math_domain_error():
+    """Counts derived from real weights (tp = P - fn) can come out as -1e-17; the metrics treat them as 0."""
+    c = metrics.Confusion(tp=-1e-17, fp=2.0, tn=3.0, fn=0.0)
+    assert c.mcc == pytest.approx(0.0) and c.fowlkes_mallows == 0.0

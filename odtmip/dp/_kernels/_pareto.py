@@ -4,9 +4,9 @@ the bounds, the specialised depth-two front solver, and the search itself (:func
 
 A **front** is a float64 array (k, NCOL), one row per point, sorted by ``fp`` ascending (then ``fn`` strictly
 descending): the point's false-positive and false-negative weight, its branch nodes, and how to rebuild its tree
-(columns below). A **ceiling** U is a float64 array (k, 2) of maximal points whose coordinates may be inf; its
-allowed region is Down(U) = {t : t <= u componentwise for some u in U} (see :mod:`odtmip.dp.pareto`). A **lower
-bound** L is a float64 array (k, 2): every tree's pair is >= some point of L.
+(columns below). A **ceiling** U is a float64 array (k, 2) of maximal points sorted by fp, whose coordinates may be
+inf; its allowed region is Down(U) = {t : t <= u componentwise for some u in U} (see :mod:`odtmip.dp.pareto`). A
+**lower bound** L is a float64 array (k, 2): every tree's pair is >= some point of L.
 
 ``tol`` is 0 for integer weights (exact) and the round-off bound of :func:`odtmip.dp.solver.tie_tolerance`
 otherwise; ``unit`` is the step "strictly better" means: 1 for integer weights, 0 (closed regions, weaker but
@@ -57,6 +57,8 @@ NCOL = 8
 KIND_LEAF = 0
 KIND_TERMINAL = 1  # a tree of depth <= 2 found by depth_two_front
 KIND_SPLIT = 2  # a root split whose children are rows of two fronts (a merge, [DS21] Def. 2)
+
+NO_CODE = np.iinfo(np.int64).max  # an empty bucket of :func:`_offer`
 
 
 @njit(cache=NUMBA_CACHE)
@@ -134,34 +136,46 @@ def merge_bounds(L1, L2, tol):
 
 @njit(cache=NUMBA_CACHE)
 def minimal(L, tol):
-    """The minimal points of the (k, 2) array ``L``, sorted by the first coordinate."""
-    if L.shape[0] == 0:
-        return L.copy()
-    o = np.argsort(L[:, 1], kind="mergesort")
-    o = o[np.argsort(L[o, 0], kind="mergesort")]
-    keep = np.empty(L.shape[0], dtype=np.int64)
-    m = 0
-    for i in o:
-        if m == 0 or L[i, 1] < L[keep[m - 1], 1] - tol:
-            keep[m] = i
-            m += 1
-    return L[keep[:m]].copy()
+    """The minimal points of the (k, 2) array ``L``, sorted by the first coordinate: the maximal points of -L."""
+    return -maximal(-L, tol)[::-1]
 
 
 @njit(cache=NUMBA_CACHE)
 def maximal(U, tol):
-    """The maximal points of the (k, 2) array ``U`` (a ceiling), sorted by the first coordinate ascending."""
-    if U.shape[0] == 0:
-        return U.copy()
-    o = np.argsort(-U[:, 1], kind="mergesort")
-    o = o[np.argsort(-U[o, 0], kind="mergesort")]  # fp descending, then fn descending
-    keep = np.empty(U.shape[0], dtype=np.int64)
+    """The maximal points of the (k, 2) array ``U`` (a ceiling), sorted by the first coordinate ascending: one sort
+    by the first coordinate, a stack (:func:`_push_maximal`) and the rule within ``tol`` (:func:`_thin`)."""
+    M = np.empty((U.shape[0], 2))
+    k = 0
+    for i in np.argsort(U[:, 0]):
+        k = _push_maximal(M, k, U[i, 0], U[i, 1])
+    return _thin(M, k, tol)
+
+
+@njit(cache=NUMBA_CACHE)
+def _push_maximal(M, k, x, y):
+    """Offer (x, y) to the maximal points ``M[:k]`` (x strictly ascending, y strictly descending) of the points
+    offered so far, in non-decreasing x: a stack, the points (x, y) dominates are popped. Returns the new k."""
+    while k > 0 and M[k - 1, 1] <= y:
+        k -= 1
+    if k > 0 and M[k - 1, 0] >= x:  # the same x with a larger y
+        return k
+    M[k, 0] = x
+    M[k, 1] = y
+    return k + 1
+
+
+@njit(cache=NUMBA_CACHE)
+def _thin(M, k, tol):
+    """The exact maximal points ``M[:k]`` (x ascending) thinned within ``tol``: by x descending, a point is kept
+    when its y exceeds the last kept one's by more than tol. A dominated point never passes this rule nor changes
+    what passes, so the result is the same for every set whose exact maximal points are M."""
+    keep = np.empty(k, dtype=np.int64)
     m = 0
-    for i in o:
-        if m == 0 or U[i, 1] > U[keep[m - 1], 1] + tol:
+    for i in range(k - 1, -1, -1):
+        if m == 0 or M[i, 1] > M[keep[m - 1], 1] + tol:
             keep[m] = i
             m += 1
-    return U[keep[:m][::-1]].copy()
+    return M[keep[:m][::-1]]
 
 
 @njit(cache=NUMBA_CACHE)
@@ -183,18 +197,51 @@ def infeasible(L, U, tol):
 
 
 @njit(cache=NUMBA_CACHE)
+def infeasible_merge(L1, L2, U, tol):
+    """:func:`infeasible` for merge_bounds(L1, L2) (the lookahead (C), Eq. 5) without building it: no sum l1 + l2
+    lies in Down(U), for a ceiling ``U`` sorted by fp (the first u with fp no smaller has the largest fn)."""
+    for i in range(L1.shape[0]):
+        for j in range(L2.shape[0]):
+            x, y = L1[i, 0] + L2[j, 0], L1[i, 1] + L2[j, 1]
+            lo, hi = 0, U.shape[0]
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if x <= U[mid, 0] + tol:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            if lo < U.shape[0] and y <= U[lo, 1] + tol:
+                return False
+    return True
+
+
+@njit(cache=NUMBA_CACHE)
 def subtract(U, S, tol):
     """U minus S = maxnd({u - s : s <= u}) ([DS21] Eq. 4): the ceiling of a child whose sibling is >= a point
-    of ``S`` (its front, or its lower bound); a + b in Down(U) iff b <= u - a for some u."""
-    out = np.empty((U.shape[0] * S.shape[0], 2))
-    r = 0
-    for u in range(U.shape[0]):
-        for s in range(S.shape[0]):
+    of ``S`` (its front, or its lower bound); a + b in Down(U) iff b <= u - a for some u.
+
+    No sort: for each s the points u - s of the ceiling ``U`` (sorted by fp) ascend in fp, and are merged into
+    the maximal points so far (:func:`_push_maximal`)."""
+    n = U.shape[0] * S.shape[0]
+    R, T, Q = np.empty((n, 2)), np.empty((n, 2)), np.empty((U.shape[0], 2))
+    kr = 0
+    for s in range(S.shape[0]):
+        kq = 0
+        for u in range(U.shape[0]):
             if S[s, 0] <= U[u, 0] + tol and S[s, 1] <= U[u, 1] + tol:
-                out[r, 0] = max(U[u, 0] - S[s, 0], 0.0)
-                out[r, 1] = max(U[u, 1] - S[s, 1], 0.0)
-                r += 1
-    return maximal(out[:r], tol)
+                Q[kq, 0] = max(U[u, 0] - S[s, 0], 0.0)
+                Q[kq, 1] = max(U[u, 1] - S[s, 1], 0.0)
+                kq += 1
+        i, j, k = 0, 0, 0
+        while i < kr or j < kq:
+            if j == kq or (i < kr and R[i, 0] <= Q[j, 0]):
+                k = _push_maximal(T, k, R[i, 0], R[i, 1])
+                i += 1
+            else:
+                k = _push_maximal(T, k, Q[j, 0], Q[j, 1])
+                j += 1
+        R, T, kr = T, R, k
+    return _thin(R, kr, tol)
 
 
 @njit(cache=NUMBA_CACHE)
@@ -214,17 +261,19 @@ def tighten(U, F, unit, tol):
         G[i, 1] = F[i - 1, P_FN] - unit
     G[k, 0] = INF
     G[k, 1] = F[k - 1, P_FN] - unit
-    out = np.empty((U.shape[0] * (k + 1), 2))
-    r = 0
-    for u in range(U.shape[0]):
-        for g in range(k + 1):
-            a = min(U[u, 0], G[g, 0])
-            b = min(U[u, 1], G[g, 1])
-            if a >= -tol and b >= -tol:
-                out[r, 0] = max(a, 0.0)
-                out[r, 1] = max(b, 0.0)
-                r += 1
-    return maximal(out[:r], tol)
+    # Down(U) n Down(G) in one sweep over fp (both sorted): its maximal points are min(u, g) of the first u and g
+    # with fp no smaller than each fp of U or G (the heights of the two staircases there)
+    M = np.empty((U.shape[0] + k + 1, 2))
+    r, u, g = 0, 0, 0
+    while u < U.shape[0] and g <= k:
+        a = min(U[u, 0], G[g, 0])
+        b = min(U[u, 1], G[g, 1])
+        if a >= -tol and b >= -tol:
+            r = _push_maximal(M, r, max(a, 0.0), max(b, 0.0))
+        step_u, step_g = U[u, 0] <= G[g, 0], G[g, 0] <= U[u, 0]
+        u += step_u
+        g += step_g
+    return _thin(M, r, tol)
 
 
 @njit(cache=NUMBA_CACHE)
@@ -395,18 +444,18 @@ def _insert(F, k, fp, fn, nodes, kind, feature, a, b, c, tol):
         for r in range(e, k):
             for j in range(NCOL):
                 F[s + 1 + r - e, j] = F[r, j]
-    F[s, P_FP] = fp
-    F[s, P_FN] = fn
-    F[s, P_NODES] = nodes
-    F[s, P_KIND] = kind
-    F[s, P_FEATURE] = feature
-    F[s, P_A] = a
-    F[s, P_B] = b
-    F[s, P_C] = c
+    _set_row(F, s, fp, fn, nodes, kind, feature, a, b, c)
     return k + 1 - (e - s)
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, inline="always")
+def _set_row(F, r, fp, fn, nodes, kind, feature, a, b, c):
+    """Row ``r`` of the front ``F`` := the point (fp, fn) with the columns P_NODES on."""
+    F[r, P_FP], F[r, P_FN], F[r, P_NODES], F[r, P_KIND] = fp, fn, nodes, kind
+    F[r, P_FEATURE], F[r, P_A], F[r, P_B], F[r, P_C] = feature, a, b, c
+
+
+@njit(cache=NUMBA_CACHE, inline="always")
 def _keep(F, k, B, key, fp, fn, nodes, kind, feature, a, b, c, tol):
     """Offer a candidate point to a front: with integer weights (``key`` not empty) to its fp bucket, row fp of
     ``B``, which keeps the least (fn, nodes) (``key``: 4 fn + nodes, nodes <= 3; :func:`_sweep` reads the front off
@@ -416,14 +465,7 @@ def _keep(F, k, B, key, fp, fn, nodes, kind, feature, a, b, c, tol):
     i = np.int64(fp)
     if fn * 4.0 + nodes < key[i]:
         key[i] = fn * 4.0 + nodes
-        B[i, P_FP] = fp
-        B[i, P_FN] = fn
-        B[i, P_NODES] = nodes
-        B[i, P_KIND] = kind
-        B[i, P_FEATURE] = feature
-        B[i, P_A] = a
-        B[i, P_B] = b
-        B[i, P_C] = c
+        _set_row(B, i, fp, fn, nodes, kind, feature, a, b, c)
     return k
 
 
@@ -444,52 +486,109 @@ def _sweep(F, k, B, key, top):
     return k
 
 
+@njit(cache=NUMBA_CACHE, inline="always")
+def _offer(code, fp, fn, nodes, m, index):
+    """Offer a point of integer (fp, fn), ``nodes`` <= 3, candidate ``index`` of ``m``, to the code buckets: bucket
+    fp keeps the least (fn, nodes, index), one integer (4 fn + nodes) m + index, without a branch (the first of
+    equal points offered in index order wins, as with :func:`_keep`)."""
+    i = np.int64(fp)
+    code[i] = min(code[i], (np.int64(fn) * 4 + np.int64(nodes)) * m + index)
+
+
 @njit(cache=NUMBA_CACHE)
-def _child_front(C, B, key, p_side, n_side, fpos, fneg, pos2, neg2, f, present, splits, tol):
+def _read_codes(code, top, m, out):
+    """The front of the code buckets 0..``top`` of :func:`_offer` (fn strictly descending as fp ascends) into the
+    rows (fp, fn, nodes, index) of ``out``, the buckets emptied; returns its length."""
+    k = 0
+    for i in range(np.int64(top) + 1):
+        c = code[i]
+        if c != NO_CODE:
+            code[i] = NO_CODE
+            fn = c // (4 * m)
+            if k == 0 or fn < out[k - 1, 1]:
+                out[k, 0], out[k, 1], out[k, 2], out[k, 3] = i, fn, (c // m) % 4, c % m
+                k += 1
+    return k
+
+
+@njit(cache=NUMBA_CACHE, inline="always")
+def _child_columns(index):
+    """(P_A, P_C) of candidate ``index`` of :func:`_child_front`: 0 and 1 are the leaf predicting positive and
+    negative (g = -1, labels 1 and 0), 2 + 2g and 3 + 2g the split on g with labels 1 and 2."""
+    if index < 2:
+        return -1.0, np.float64(1 - index)
+    return np.float64((index - 2) // 2), np.float64(1 + (index - 2) % 2)
+
+
+@njit(cache=NUMBA_CACHE)
+def _child_front(C, cand, code, pts, p_side, n_side, fpos, fneg, pos2, neg2, f, present, splits, tol):
     """The front, in ``C`` (2p + 2 rows), of one child of a root split on ``f`` (``present``: the rows with f) over
     its leaf and, with ``splits``, every split on g != f; returns its length. ``P_A`` holds g (-1: the leaf) and
-    ``P_C`` the labels (bit 0: the leaf, or the g-absent leaf; bit 1: the g-present leaf; 1 = positive). ``B``,
-    ``key``: :func:`_keep`'s buckets (n_side + 1 of them) or empty."""
-    k = _keep(C, 0, B, key, n_side, 0.0, 0.0, KIND_TERMINAL, -1, -1.0, -1.0, 1.0, tol)  # float arguments: one
-    k = _keep(C, k, B, key, 0.0, p_side, 0.0, KIND_TERMINAL, -1, -1.0, -1.0, 0.0, tol)  # specialisation
-    if not splits:
-        return _sweep(C, k, B, key, n_side)
-    for g in range(fpos.shape[0]):
-        if g == f:
-            continue
+    ``P_C`` the labels (bit 0: the leaf, or the g-absent leaf; bit 1: the g-present leaf; 1 = positive).
+
+    Candidate i is row i of ``cand`` (fp, fn, nodes; fp = -inf: none, as round-off can make a real fp negative),
+    numbered as in :func:`_child_columns`; with integer weights they go to the code buckets ``code`` (n_side + 1
+    of them, :func:`_offer`; ``pts`` is :func:`_read_codes`' work array), else (``code`` empty) they are inserted
+    one by one (:func:`_insert`)."""
+    cand[0, 0], cand[0, 1], cand[0, 2] = n_side, 0.0, 0.0
+    cand[1, 0], cand[1, 1], cand[1, 2] = 0.0, p_side, 0.0
+    m = cand.shape[0] if splits else 2
+    for g in range(m // 2 - 1):
         if present:  # cells (f, not g) and (f, g)
             pg, ng = pos2[f, g], neg2[f, g]
         else:  # cells (not f, not g) and (not f, g)
             pg, ng = fpos[g] - pos2[f, g], fneg[g] - neg2[f, g]
         p0, n0 = p_side - pg, n_side - ng
-        if pg + ng <= 0.0 or p0 + n0 <= 0.0:  # an empty side: the leaf again ([MurTree] Prop. 4.2)
-            continue
         # a positive leaf errs on its negatives (fp), a negative one on its positives (fn); the two uniform
         # labellings have the pair of a leaf with one node more, so only the mixed ones (1 and 2) can be kept
-        k = _keep(C, k, B, key, n0, pg, 1.0, KIND_TERMINAL, g, np.float64(g), -1.0, 1.0, tol)
-        k = _keep(C, k, B, key, ng, p0, 1.0, KIND_TERMINAL, g, np.float64(g), -1.0, 2.0, tol)
-    return _sweep(C, k, B, key, n_side)
+        cand[2 + 2 * g, 0], cand[2 + 2 * g, 1], cand[2 + 2 * g, 2] = n0, pg, 1.0
+        cand[3 + 2 * g, 0], cand[3 + 2 * g, 1], cand[3 + 2 * g, 2] = ng, p0, 1.0
+        if g == f or pg + ng <= 0.0 or p0 + n0 <= 0.0:  # an empty side: the leaf again ([MurTree] Prop. 4.2)
+            cand[2 + 2 * g, 0] = cand[3 + 2 * g, 0] = -INF
+    if code.shape[0] == 0:
+        k = 0
+        for i in range(m):
+            if cand[i, 0] > -INF:
+                a, c = _child_columns(i)
+                k = _insert(C, k, cand[i, 0], cand[i, 1], cand[i, 2], KIND_TERMINAL, -1, a, -1.0, c, tol)
+        return k
+    for i in range(m):
+        if cand[i, 0] > -INF:
+            _offer(code, cand[i, 0], cand[i, 1], cand[i, 2], m, i)
+    k = _read_codes(code, n_side, m, pts)
+    for r in range(k):
+        a, c = _child_columns(pts[r, 3])
+        _set_row(C, r, np.float64(pts[r, 0]), np.float64(pts[r, 1]), np.float64(pts[r, 2]), KIND_TERMINAL, -1, a,
+                 -1.0, c)
+    return k
 
 
 @njit(cache=NUMBA_CACHE)
 def _add_roots(best, k, B, key, L, kl, R, kr, f, tol):
-    """nd(best[:k] u Merge(L[:kl], R[:kr])) in place (:func:`_insert`): the trees of root ``f`` whose children are
-    points of the child fronts (labels: left bits 0-1, right 2-3), or the same offered to the buckets ``B``,
-    ``key`` of :func:`_keep`. Without buckets, a row of L whose sum with R's ideal point is dominated is skipped.
-    Returns (best, new k)."""
+    """nd(best[:k] u Merge(L[:kl], R[:kr])): the trees of root ``f`` whose children are points of the child fronts
+    (labels: left bits 0-1, right 2-3), offered to the buckets ``B``, ``key`` of :func:`_keep` or, without
+    buckets, inserted in place (:func:`_insert`; a row of L whose sum with R's ideal point is dominated is skipped).
+    The bucket loop is kept apart: without the insertion's branches it compiles to a tight loop. Returns (best,
+    new k)."""
+    if key.shape[0]:
+        for i in range(kl):
+            for j in range(kr):
+                _keep(best, k, B, key, L[i, P_FP] + R[j, P_FP], L[i, P_FN] + R[j, P_FN],
+                      L[i, P_NODES] + R[j, P_NODES] + 1, KIND_TERMINAL, f, L[i, P_A], R[j, P_A],
+                      L[i, P_C] + 4 * R[j, P_C], tol)
+        return best, k
     least = R[0, P_NODES]
     for j in range(kr):
         least = min(least, R[j, P_NODES])
     for i in range(kl):
-        if key.shape[0] == 0 and _dominated(best, k, L[i, P_FP] + R[0, P_FP], L[i, P_FN] + R[kr - 1, P_FN],
-                                            L[i, P_NODES] + least + 1, tol) < 0:
+        if _dominated(best, k, L[i, P_FP] + R[0, P_FP], L[i, P_FN] + R[kr - 1, P_FN], L[i, P_NODES] + least + 1,
+                      tol) < 0:
             continue
         for j in range(kr):
             if k == best.shape[0]:
                 best = np.concatenate((best, np.empty_like(best)))
-            k = _keep(best, k, B, key, L[i, P_FP] + R[j, P_FP], L[i, P_FN] + R[j, P_FN],
-                      L[i, P_NODES] + R[j, P_NODES] + 1, KIND_TERMINAL, f, L[i, P_A], R[j, P_A],
-                      L[i, P_C] + 4 * R[j, P_C], tol)
+            k = _insert(best, k, L[i, P_FP] + R[j, P_FP], L[i, P_FN] + R[j, P_FN], L[i, P_NODES] + R[j, P_NODES] + 1,
+                        KIND_TERMINAL, f, L[i, P_A], R[j, P_A], L[i, P_C] + 4 * R[j, P_C], tol)
     return best, k
 
 
@@ -515,7 +614,7 @@ def depth_two_front(bits, pos_bits, weights, unit, row_start, row_features, dept
     p = fpos.shape[0]
     m = np.int64(N) + 1 if unit else 0  # buckets: fp is an integer <= N
     B, key = np.empty((m, NCOL)), np.full(m, INF)  # the root's
-    Bc, keyc = np.empty((m, NCOL)), np.full(m, INF)  # a child's
+    code, pts, cand = np.full(m, NO_CODE), np.empty((m, 4), dtype=np.int64), np.empty((2 * p + 2, 3))  # a child's
     best = np.empty((max(16, m + 1), NCOL))
     k = 0
     for r in range(leaf.shape[0]):
@@ -532,14 +631,14 @@ def depth_two_front(bits, pos_bits, weights, unit, row_start, row_features, dept
         if pr + nr <= 0.0 or pl + nl <= 0.0:
             work = 0
             continue
-        kl = _child_front(L, Bc, keyc, pl, nl, fpos, fneg, pos2, neg2, f, False, splits, tol)
-        kr = _child_front(R, Bc, keyc, pr, nr, fpos, fneg, pos2, neg2, f, True, splits, tol)
+        kl = _child_front(L, cand, code, pts, pl, nl, fpos, fneg, pos2, neg2, f, False, splits, tol)
+        kr = _child_front(R, cand, code, pts, pr, nr, fpos, fneg, pos2, neg2, f, True, splits, tol)
         work = 4 * p + kl * kr
         if nodes >= 3 or not splits:
             best, k = _add_roots(best, k, B, key, L, kl, R, kr, f, tol)
         else:  # two nodes: one child splits, the other is a leaf
-            kll = _child_front(leaf_l, Bc, keyc, pl, nl, fpos, fneg, pos2, neg2, f, False, False, tol)
-            klr = _child_front(leaf_r, Bc, keyc, pr, nr, fpos, fneg, pos2, neg2, f, True, False, tol)
+            kll = _child_front(leaf_l, cand, code, pts, pl, nl, fpos, fneg, pos2, neg2, f, False, False, tol)
+            klr = _child_front(leaf_r, cand, code, pts, pr, nr, fpos, fneg, pos2, neg2, f, True, False, tol)
             best, k = _add_roots(best, k, B, key, L, kl, leaf_r, klr, f, tol)
             best, k = _add_roots(best, k, B, key, leaf_l, kll, R, kr, f, tol)
     return best[:_sweep(best, k, B, key, N)], True
@@ -824,7 +923,7 @@ def solve_front(s, lvl, side, d, n, U):
             Lr = np.zeros((1, 2))
             if prm.lookahead or bounded:
                 Ll, Lr = _bound(s, DL, d - 1, nl), _bound(s, DR, d - 1, nr)
-                if prm.lookahead and infeasible(merge_bounds(Ll, Lr, tol), Ucur, tol):
+                if prm.lookahead and infeasible_merge(Ll, Lr, Ucur, tol):
                     st[S_LOOKAHEAD] += 1
                     if lvl == 0:
                         s.done[f, nl] = True
