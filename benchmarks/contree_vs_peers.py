@@ -29,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-from _peers import Table, data_folder, installed, run_worker
+from _peers import Table, data_folder, fresh_compile_seconds, installed, run_worker
 
 SOLVERS = ("odtmip", "pycontree", "dp")
 
@@ -89,17 +89,6 @@ def worker(solver: str, path: str, rows: int, depth: int, limit: float, dp_cells
     return out
 
 
-def fresh_compile_seconds() -> float:
-    """Compile time of the ConTree kernels with numba's disk cache off, in a subprocess."""
-    import os
-    import subprocess
-
-    code = "from odtmip.dp.contree import warm_up; print(warm_up())"
-    env = dict(os.environ, ODTMIP_NUMBA_CACHE="0")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
-    return float(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else float("nan")
-
-
 # ----------------------------------------------------------------------------------------------- main
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -123,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     for s in set(args.solvers) - set(solvers):
         print(f"{s}: not installed, skipped")
     if "odtmip" in solvers:
-        print(f"odtmip ConTree JIT compile (fresh, numba disk cache off): {fresh_compile_seconds():.1f} s")
+        contree, dp = fresh_compile_seconds("odtmip.dp.contree"), fresh_compile_seconds()
+        print(f"odtmip JIT compile (fresh, numba disk cache off): ConTree {contree:.1f} s, MurTree {dp:.1f} s")
     table = Table("pycontree", 1e-3, width=13)
     header = f"{'dataset':<12}{'n':>7}{'d':>3}  " + "".join(f"{s + ' s':>13}{'MB':>7}" for s in solvers)
     header += f"{'errors':>9}{'ratio':>8}"
