@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,8 +98,9 @@ class Split:
         """The tested column (single-column splits)."""
         return self.columns[0]
 
-    def goes_right(self, columns: Sequence[np.ndarray]) -> np.ndarray:
-        """Boolean mask of the rows sent right; ``columns[c]`` is raw column c as a 1-D array."""
+    def goes_right(self, columns: Sequence[np.ndarray] | Mapping[int, np.ndarray]) -> np.ndarray:
+        """Boolean mask of the rows sent right; ``columns[c]`` is raw column c as a 1-D array (a mapping needs only
+        the columns the split tests)."""
         if self.kind == "hyperplane":
             total = np.zeros(len(columns[self.columns[0]]))
             for c, a in zip(self.columns, self.weights, strict=True):
@@ -318,7 +319,7 @@ class Tree:
             if node.is_leaf:
                 out[rows] = i
                 continue
-            right = node.split.goes_right({c: x[rows] for c, x in cols.items()})
+            right = node.split.goes_right({c: cols[c][rows] for c in node.split.columns})  # only its columns
             stack.append((node.left, rows[~right]))
             stack.append((node.right, rows[right]))
         return out

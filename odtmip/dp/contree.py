@@ -321,7 +321,7 @@ class ContreeSolver:
         words = max(1, (n + 63) // 64)
         work_gib = work_memory_gib(d, F, n)
         cache = kc.new_tables(words, *_table_sizes(words))
-        cache_gib = sum(a.nbytes for a in cache) / 2**30
+        cache_gib = kc.tables_gib(cache)
         if memory_limit is not None and work_gib + cache_gib > memory_limit:
             raise ResourceError(f"ConTree at depth {d} on {n:,} rows x {F} features would take about "
                                 f"{work_gib + cache_gib:.2f} GiB, more than memory_limit = {memory_limit:g} GiB; "
@@ -341,7 +341,7 @@ class ContreeSolver:
             value, exact = solve_subtree(self.features.offsets, work, prm, self._cache, st, 0, n, d, math.inf)
             if not st[kcommon.S_FULL] or st[kcommon.S_TIMEOUT]:
                 break
-            if memory_limit is not None and work_gib + 2 * sum(a.nbytes for a in self._cache) / 2**30 > memory_limit:
+            if memory_limit is not None and work_gib + 2 * kc.tables_gib(self._cache) > memory_limit:
                 out_of_memory = True
                 break
             self._cache = kc.grow_tables(self._cache)

@@ -63,8 +63,8 @@ import numpy as np
 from odtmip.data import Dataset
 from odtmip.dp._kernels import _common as kc
 from odtmip.dp._kernels import _pareto as kp
-from odtmip.dp._kernels._search import Archive
-from odtmip.dp.solver import MAX_DEPTH_CAP, DPOptions, DPSolver, _check_int, _check_time_limit, pack_columns, warm_up
+from odtmip.dp._kernels._search import grow_archive
+from odtmip.dp.solver import MAX_DEPTH_CAP, DPOptions, DPSolver, _check_int, _check_time_limit, warm_up
 from odtmip.exceptions import DataError, OptionError, VerificationError
 from odtmip.metrics import Confusion, count_target, positive_index
 from odtmip.results import SolveResult, Status
@@ -208,7 +208,7 @@ class ParetoSolver:
         self._dp = DPSolver(dataset, options=DPOptions(merge_features=self.options.merge_features))
         self._feature_bits = self._dp._data.feature_bits
         is_pos = (dataset.y == self.positive_index).astype(np.uint8)
-        self._pos_bits = pack_columns(is_pos[:, None])[0]
+        self._pos_bits = self._dp._data.class_bits[self.positive_index]  # rows of the positive class
         self._tol = self._dp._tol
         p = self._feature_bits.shape[0]
         self._counts = (np.zeros(p), np.zeros(p), np.zeros((p, p)), np.zeros((p, p)))  # depth-two work arrays
@@ -276,9 +276,8 @@ class ParetoSolver:
         levels = np.zeros((d + 2, 2, W), dtype=np.uint64)
         levels[0, 0] = self._dp._root
         slots = (n + 1) * (d + 1)
-        archive = Archive(bits=np.zeros((slots, 2, W), dtype=np.uint64), keys=np.zeros((slots, 2), dtype=np.int64),
-                          size=np.zeros(slots, dtype=np.int64))
-        return kp.FrontSearch(data=self._dp._data, pos_bits=self._pos_bits, store=self._store, archive=archive,
+        return kp.FrontSearch(data=self._dp._data, pos_bits=self._pos_bits, store=self._store,
+                              archive=grow_archive(None, slots - 1, W),
                               levels=levels, counts=self._counts,
                               done=np.zeros((self._feature_bits.shape[0], max(n, 1)), dtype=np.bool_), prm=prm,
                               st=np.zeros(kp.N_PARETO_STATS, dtype=np.int64))

@@ -655,16 +655,17 @@ class DPSolver:
             if warm is not None and (warm[3] > d or warm[2] > n):
                 # beyond the root's effective budget the greedy tree cannot beat the leaf (it does; defensive)
                 warm, ubc, ubn = None, math.inf, NO_BOUND_NODES
-            if warm is not None and not self.options.fewest_nodes:
-                ubn = -1  # only a strictly better tree is wanted: if there is none, the greedy tree is optimal
-            cost, nodes, st, search, g, out_of_memory = self._run(d, n, ubc, ubn, prm)
+            # any optimal tree will do: only a strictly better tree than the greedy one is searched for ((c, -1),
+            # see odtmip.dp._kernels._search); if there is none, the greedy tree is optimal
+            strict = warm is not None and not self.options.fewest_nodes
+            cost, nodes, st, search, g, out_of_memory = self._run(d, n, ubc, -1 if strict else ubn, prm)
             totals += st
             grows += g
             if st[kcommon.S_TIMEOUT] or out_of_memory:
                 return self._stopped(d, n, search, warm, totals, grows, stats, t0, eq, (d, n), out_of_memory)
             if math.isfinite(cost):
                 spec = self._build(self._root, self._root_key(), d, n)
-            elif ubn == -1:
+            elif strict:
                 spec, cost, nodes = warm[:3]
             else:
                 raise VerificationError("the search returned no tree although the leaf is feasible")
@@ -741,7 +742,7 @@ class DPSolver:
                 progress._DP_REPORT[0] = None
             if not st[kcommon.S_FULL]:
                 break
-            grown_gib = self._arrays_gib + 2 * sum(a.nbytes for a in self._cache) / 2**30
+            grown_gib = self._arrays_gib + 2 * kc.tables_gib(self._cache)
             if self.memory_limit is not None and grown_gib > self.memory_limit:
                 return math.inf, 0, st, search, grows, True
             self._cache = kc.grow_tables(self._cache)

@@ -424,7 +424,7 @@ class _Recorder:
         self.progress = progress.Reporter("highs")  # in the model's own units and sense
         self.parts: list[str] = []
         self.points: list[tuple[float, float, float, int]] = []  # (seconds, primal, dual, nodes)
-        self.incumbent: tuple[float, np.ndarray] | None = None  # (objective, x) of the last improving solution
+        self.incumbent: np.ndarray | None = None  # x of the last improving solution
         self.run_started: float | None = None  # perf_counter() when HiGHS started
 
     def write(self, message: str) -> None:
@@ -437,7 +437,7 @@ class _Recorder:
 
     def improving(self, seconds: float, objective: float, dual: float, nodes: int, x: np.ndarray) -> None:
         self.points.append((seconds, objective, dual, nodes))
-        self.incumbent = (objective, x)  # HiGHS reports strictly improving solutions only
+        self.incumbent = x  # HiGHS reports strictly improving solutions only
 
     def logging(self, seconds: float, primal: float, dual: float, nodes: int) -> None:
         self.points.append((seconds, primal, dual, nodes))
@@ -554,12 +554,13 @@ def _start_vectors(comp: _Compiled, assignment: Iterable) -> tuple[np.ndarray, n
 # Largest violation of a row, a bound or integrality that a start may have: HiGHS's default
 # primal_feasibility_tolerance (1e-7), below its mip_feasibility_tolerance (1e-6), so HiGHS accepts what passes here.
 _START_TOLERANCE = 1e-7
+#: HiGHS's default mip_feasibility_tolerance: how feasible the solutions it reports during a run are
+_MIP_FEASIBILITY_TOLERANCE = 1e-6
 
 
-def _feasible_start(comp: _Compiled, x: np.ndarray) -> np.ndarray | None:
+def _feasible_start(comp: _Compiled, x: np.ndarray, tol: float = _START_TOLERANCE) -> np.ndarray | None:
     """``x`` with its integer columns rounded when it satisfies every bound, integrality and row of ``comp``
-    within :data:`_START_TOLERANCE`; None otherwise. Plain linear algebra: no solver is asked."""
-    tol = _START_TOLERANCE
+    within ``tol``; None otherwise. Plain linear algebra: no solver is asked."""
     x = np.asarray(x, dtype=float).copy()
     if x.shape != (len(comp.columns),) or not np.isfinite(x).all():
         return None
@@ -740,10 +741,11 @@ def solve(
     full = iter(completed)
     start, *extra = [None if s is None else next(full) for s in starts]
     start_seconds = time.perf_counter() - t1
-    left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
+    left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)  # a child takes its start-up off
     job = Job(_arrays(comp), items, start, [x for x in extra if x is not None], left)
+    is_mip = bool(comp.is_int.any())
     try:
-        if deadline is None:
+        if deadline is None or not is_mip:  # in this process: no limit, or an LP (HiGHS's simplex reads its clock)
             with _highs_turn(hs, options.threads, recorder):
                 outcome = run_job(hs, job, recorder)
         else:  # a limit must hold even where HiGHS does not read its clock
@@ -758,11 +760,12 @@ def solve(
         else:  # feasible, or still unknown: report what HiGHS could not rule out
             status, reason = Status.NO_SOLUTION, "unbounded"
         return _run_without_solution(status, reason, comp, handoff, solve_seconds, given, recorder.text)
-    is_mip = bool(comp.is_int.any())
     status, reason = _mip_status(outcome, is_mip)
 
     empty = outcome.model_status == "kModelEmpty"
-    x = None if outcome.x is None else _feasible_start(comp, outcome.x) if outcome.stopped else outcome.x.copy()
+    x = outcome.x
+    if outcome.stopped and x is not None:  # a solution the child reported, checked as HiGHS checks its own
+        x = _feasible_start(comp, x, _MIP_FEASIBILITY_TOLERANCE)
     has_solution = empty or (x is not None and status not in (Status.INFEASIBLE, Status.NO_SOLUTION))
     objective = bound = None
     gap = math.inf

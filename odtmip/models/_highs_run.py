@@ -18,7 +18,8 @@ parent writes one :class:`Job` (:func:`job_to_wire`) to the child's stdin; the c
 to its stdout, named by the sink method it stands for (see :func:`run_job`): ``("write", text)``, ``("started",)``,
 ``("improving", seconds, objective, dual bound, nodes, x)``, ``("logging", seconds, primal bound, dual bound,
 nodes)``, and at the end ``("done", fields of the Outcome)`` or ``("error", traceback)``. Whatever C code writes to
-the child's file descriptor 1 goes into the log instead.
+the child's file descriptor 1 goes into the log instead
+(sent when the run ends: a child stopped at the deadline loses it).
 """
 
 from __future__ import annotations
@@ -78,12 +79,11 @@ class Outcome:
     objective: float
     dual_bound: float
     gap: float
-    primal_feasible: bool  # HiGHS holds a feasible solution (primal_solution_status == kSolutionStatusFeasible)
     nodes: int
     lp_iterations: int
     run_seconds: float  # HiGHS's own run time
     handoff_seconds: float  # passModel
-    x: np.ndarray | None = None
+    x: np.ndarray | None = None  # HiGHS's solution when it holds a feasible one
     verdict: str | None = None  # after "unbounded or infeasible": "unbounded", "infeasible" or "unknown"
     stopped: bool = False  # the parent stopped the child at the deadline
 
@@ -203,7 +203,6 @@ def run_job(hs, job: Job, sink) -> Outcome:
         objective=float(info.objective_function_value),
         dual_bound=float(info.mip_dual_bound),
         gap=float(info.mip_gap),
-        primal_feasible=feasible,
         nodes=max(0, int(info.mip_node_count)),
         lp_iterations=max(0, int(info.simplex_iteration_count)) + max(0, int(info.ipm_iteration_count)),
         run_seconds=run_seconds,
@@ -213,12 +212,12 @@ def run_job(hs, job: Job, sink) -> Outcome:
     )
 
 
-def stopped_outcome(job: Job, incumbent: tuple[float, np.ndarray] | None, points: list, seconds: float) -> Outcome:
-    """The :class:`Outcome` of a child stopped at the deadline: its last improving solution (``incumbent``:
-    objective and x; else the start, which HiGHS holds as its incumbent) and the best dual bound of its ``points``
-    ``(seconds, primal, dual, nodes)``. The objective is recomputed from x."""
+def stopped_outcome(job: Job, incumbent: np.ndarray | None, points: list, seconds: float) -> Outcome:
+    """The :class:`Outcome` of a child stopped at the deadline: its last improving solution ``incumbent`` (else the
+    start, which HiGHS holds as its incumbent) and the best dual bound of its ``points`` ``(seconds, primal, dual,
+    nodes)``. The objective is recomputed from x."""
     m = job.model
-    x = incumbent[1] if incumbent is not None else job.start
+    x = incumbent if incumbent is not None else job.start
     objective = float(m.cost @ x + m.offset) if x is not None else (-math.inf if m.maximize else math.inf)
     duals = [d for _, _, d, _ in points if not math.isnan(d)]
     dual = (min(duals) if m.maximize else max(duals)) if duals else (math.inf if m.maximize else -math.inf)
@@ -231,7 +230,6 @@ def stopped_outcome(job: Job, incumbent: tuple[float, np.ndarray] | None, points
         objective=objective,
         dual_bound=dual,
         gap=gap,
-        primal_feasible=x is not None,
         nodes=max((n for *_, n in points), default=0),
         lp_iterations=0,  # the callbacks report none before the end
         run_seconds=seconds,
@@ -280,13 +278,16 @@ class _Channel:
 
 
 def _child() -> int:
-    import highspy  # before the job is read: the import overlaps the parent's pickling
-
+    started = time.perf_counter()
     channel = _Channel(os.fdopen(os.dup(1), "wb"))
     console = tempfile.TemporaryFile()
-    os.dup2(console.fileno(), 1)  # C code's own prints go to the log, never into the channel
+    os.dup2(console.fileno(), 1)  # C code's own prints (from the import on) go to the log, never into the channel
     try:
+        import highspy  # before the job is read: the import overlaps the parent's pickling
+
         job = job_from_wire(pickle.load(sys.stdin.buffer))
+        if job.time_limit is not None:  # the parent set it as it sent the job: the start-up here counts too
+            job.time_limit -= time.perf_counter() - started
         outcome = run_job(highspy, job, channel)
     except BaseException:  # reported to the parent, which raises it
         channel.send("error", traceback.format_exc())

@@ -284,6 +284,11 @@ def new_tables(key_words: int, n_keys: int = 1 << 14, n_entries: int = 1 << 15, 
     )
 
 
+def tables_gib(cache: Cache) -> float:
+    """GiB the cache's tables hold (:func:`grow_tables` doubles them)."""
+    return sum(a.nbytes for a in cache) / 2**30
+
+
 def grow_tables(cache: Cache) -> Cache:
     """The same cache in tables of twice the size (keys and entries keep their indices)."""
     n_keys, n_entries = int(cache.used[U_KEYS]), int(cache.used[U_ENTRIES])

@@ -471,8 +471,8 @@ def _keep(F, k, B, key, fp, fn, nodes, kind, feature, a, b, c, tol):
 
 @njit(cache=NUMBA_CACHE)
 def _sweep(F, k, B, key, top):
-    """The front of the buckets 0..``top`` of :func:`_keep` into ``F`` (fn strictly descending as fp ascends),
-    the buckets emptied; ``k`` (the length of F) unchanged without buckets. Returns the new k."""
+    """The front of the buckets 0..``top`` of :func:`_keep` into ``F`` (fn strictly descending as fp ascends);
+    ``k`` (the length of F) unchanged without buckets. Returns the new k."""
     if key.shape[0] == 0:
         return k
     k = 0
@@ -482,7 +482,6 @@ def _sweep(F, k, B, key, top):
                 for j in range(NCOL):
                     F[k, j] = B[i, j]
                 k += 1
-            key[i] = INF
     return k
 
 
@@ -698,7 +697,7 @@ class FrontStore(NamedTuple):
 class FrontSearch(NamedTuple):
     """Everything :func:`solve_front` reads or writes besides the subproblem's place, budget and ceiling."""
 
-    data: Data  # the training rows (class_bits and labels unread: ``pos_bits`` marks the positives)
+    data: Data  # the training rows (labels unread; ``pos_bits`` is its class_bits row of the positive class)
     pos_bits: np.ndarray  # uint64 (W,): the positive rows
     store: FrontStore
     archive: Archive  # two solved row sets per budget slot n (d_root + 1) + d ([MurTree] §4.5, [DS21] Eq. 6)
@@ -915,19 +914,18 @@ def solve_front(s, lvl, side, d, n, U):
     half = (np.int64(1) << (d - 1)) - 1
     fbits = data.feature_bits
     DL, DR = s.levels[lvl + 1, 0], s.levels[lvl + 1, 1]
+    zero = np.zeros((1, 2))  # the bound of a child nothing is known about (read only)
     for f in range(fbits.shape[0]):
         if not _split_rows(D, fbits[f], DL, DR):  # a degenerate split reproduces the leaf ([DS21] trap 11)
             continue
         for nl in range(max(0, n - 1 - half), min(n - 1, half) + 1):
             nr = n - 1 - nl
-            Lr = np.zeros((1, 2))
-            if prm.lookahead or bounded:
-                Ll, Lr = _bound(s, DL, d - 1, nl), _bound(s, DR, d - 1, nr)
-                if prm.lookahead and infeasible_merge(Ll, Lr, Ucur, tol):
-                    st[S_LOOKAHEAD] += 1
-                    if lvl == 0:
-                        s.done[f, nl] = True
-                    continue
+            Lr = _bound(s, DR, d - 1, nr) if prm.lookahead or bounded else zero
+            if prm.lookahead and infeasible_merge(_bound(s, DL, d - 1, nl), Lr, Ucur, tol):
+                st[S_LOOKAHEAD] += 1
+                if lvl == 0:
+                    s.done[f, nl] = True
+                continue
             # the sides as int64 values, not literals: one compiled signature (cached recursion, numba #6713)
             A, ok = solve_front(s, lvl + 1, np.int64(0), d - 1, nl,
                                 subtract(Ucur, Lr, tol) if bounded else _no_ceiling())

@@ -222,6 +222,12 @@ def _within(c, nodes, depth, ubc, ubn, tol):
 
 
 @njit(cache=NUMBA_CACHE, inline="always")
+def _solved_penalty(prm):
+    """The penalty with which optima cached for other budgets bound a subproblem (:func:`_cached_bound`); 0: off."""
+    return prm.penalty if prm.leaf_bound else 0.0
+
+
+@njit(cache=NUMBA_CACHE, inline="always")
 def _cached_bound(cache, k, d, n, equiv, pen, tol):
     """Lower bound of key ``k`` (-1: none) at budget (d, n) from the cache: its stored bound, raised by its
     optima for other budgets when ``pen`` > 0 (:func:`~odtmip.dp._kernels._cache.solved_bound`) and to the
@@ -478,7 +484,7 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
     sparse = pen > 0.0  # the [OSDT] bounds below only prune with a positive penalty
     inc_acc = sparse and prm.incremental_accuracy
     ub_leaf_bound = sparse and prm.leaf_bound and prm.upper_bound
-    lb_pen = pen if sparse and prm.leaf_bound else 0.0  # the penalty the bound from other optima uses
+    lb_pen = _solved_penalty(prm)
     if check_clock(st, prm) or st[S_FULL]:
         return NO_TREE
     D, cnt = lbits[lvl, side], lcnt[lvl, side]
@@ -637,8 +643,8 @@ def root_bound(s, key, d, n):
     prm = s.prm
     st = np.zeros(8, dtype=np.int64)
     k = key_index(s.cache, key, False, st)
-    pen = prm.penalty if prm.leaf_bound else 0.0
-    return _cached_bound(s.cache, k, d, n, s.levels.counts[0, 0, prm.n_classes + CNT_EQUIV], pen, prm.tol)
+    return _cached_bound(s.cache, k, d, n, s.levels.counts[0, 0, prm.n_classes + CNT_EQUIV], _solved_penalty(prm),
+                         prm.tol)
 
 
 @njit(cache=NUMBA_CACHE)
@@ -658,7 +664,7 @@ def split_bound(s, key, d, n):
     prm, cache, data = s.prm, s.cache, s.data
     K, code, pen, tol = prm.n_classes, prm.cost, prm.penalty, prm.tol
     inc_acc = pen > 0.0 and prm.incremental_accuracy
-    lb_pen = pen if prm.leaf_bound else 0.0
+    lb_pen = _solved_penalty(prm)
     D, cnt = s.levels.bits[0, 0], s.levels.counts[0, 0]
     best = leaf_cost(cnt, K, code)[0]  # the root holds at least min_leaf rows (else the solver stops before)
     if d == 0 or n == 0 or cnt[K] < 2 * prm.min_rows:
