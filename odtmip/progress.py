@@ -12,14 +12,19 @@ Example line::
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
+import threading
 import time
 
 logger = logging.getLogger("odtmip.progress")
 
 #: Seconds between two progress lines of one solve.
 INTERVAL = 2.0
+
+#: Seconds a kernel warm-up may take before :func:`compiling` says that it compiles.
+COMPILE_NOTICE_AFTER = 1.0
 
 
 def enabled() -> bool:
@@ -55,6 +60,23 @@ class Reporter:
             gap = f"{100 * abs(best - bound) / max(abs(best), 1e-9):.1f}%"  # either sense of optimisation
         logger.info("%s  %.1f s  best %s  bound %s  gap %s", self.solver, elapsed, _number(best), _number(bound),
                     gap)
+
+
+@contextlib.contextmanager
+def compiling(what: str, after: float | None = None):
+    """Says on this logger, once the block has run ``after`` seconds (default :data:`COMPILE_NOTICE_AFTER`), that
+    ``what`` is being compiled: numba compiles the kernels at their first use in an environment, which takes tens
+    of seconds, and every later process loads them from its disk cache in well under a second."""
+    after = COMPILE_NOTICE_AFTER if after is None else after
+    timer = threading.Timer(after, logger.info, args=(
+        "compiling %s: the first run in this environment does this once; later runs load them from the "
+        "numba disk cache", what))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
 
 
 #: What the DP's compiled search reports on: a callable without arguments set by the running DP solve (None:

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from odtmip import progress
 from odtmip.binarize import BinaryColumn, midpoint_thresholds
 from odtmip.data import Dataset
 from odtmip.dp._kernels import _cache as kc
@@ -226,9 +227,10 @@ def warm_up() -> float:
     rng = np.random.default_rng(0)
     X = rng.random((30, 3))
     y = rng.integers(0, 3, size=30)
-    for weights in (None, rng.random(30) + 0.5):
-        for options in (ContreeOptions(), ContreeOptions(depth_two=False, upper_bound=False)):
-            ContreeSolver(Dataset(X, y, weights), options=options).solve(3, time_limit=3600.0)
+    with progress.compiling("the ConTree kernels"):
+        for weights in (None, rng.random(30) + 0.5):
+            for options in (ContreeOptions(), ContreeOptions(depth_two=False, upper_bound=False)):
+                ContreeSolver(Dataset(X, y, weights), options=options).solve(3, time_limit=3600.0)
     _WARM["seconds"] = time.perf_counter() - t0
     return _WARM["seconds"]
 

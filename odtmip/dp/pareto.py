@@ -60,6 +60,7 @@ from functools import cached_property, partial
 
 import numpy as np
 
+from odtmip import progress
 from odtmip.data import Dataset
 from odtmip.dp._kernels import _common as kc
 from odtmip.dp._kernels import _pareto as kp
@@ -338,13 +339,14 @@ def _warm_up_pareto() -> float:
     _PARETO_WARM.append(True)
     t0 = time.perf_counter()
     rng = np.random.default_rng(0)
-    for w in (None, rng.random(30) + 0.5):
-        ds = Dataset(rng.integers(0, 2, size=(30, 4)), np.r_[0, 1, rng.integers(0, 2, 28)], w)
-        ParetoSolver(ds).front(max_depth=3, ceiling=[(5, 5)], time_limit=3600.0)
-        ParetoSolver(ds).front(max_depth=3, max_nodes=2)
-        stopped = ParetoSolver(ds)  # a search stopped at its second subproblem: the bound of a stopped search
-        stopped._params = stopped._params._replace(node_limit=1)
-        stopped.front(max_depth=3)
+    with progress.compiling("the Pareto-front kernels"):
+        for w in (None, rng.random(30) + 0.5):
+            ds = Dataset(rng.integers(0, 2, size=(30, 4)), np.r_[0, 1, rng.integers(0, 2, 28)], w)
+            ParetoSolver(ds).front(max_depth=3, ceiling=[(5, 5)], time_limit=3600.0)
+            ParetoSolver(ds).front(max_depth=3, max_nodes=2)
+            stopped = ParetoSolver(ds)  # a search stopped at its second subproblem: the bound of a stopped search
+            stopped._params = stopped._params._replace(node_limit=1)
+            stopped.front(max_depth=3)
     return time.perf_counter() - t0
 
 

@@ -381,22 +381,23 @@ def warm_up() -> float:
         return 0.0
     _WARM["started"] = 1.0  # the solves below must not warm up again
     t0 = time.perf_counter()
-    rng = np.random.default_rng(0)
-    X = rng.integers(0, 2, size=(40, 5))
-    y = rng.integers(0, 2, size=40)
-    for counting in ("bitset", "frequency"):
-        for weights in (None, rng.random(40) + 0.5):
-            if counting == "bitset" and weights is not None:
-                continue
-            ds = Dataset(X, y, weights)
-            DPSolver(ds, options=DPOptions(counting=counting)).solve(max_depth=3, time_limit=3600.0)
-            DPSolver(ds, leaf_penalty=0.02, options=DPOptions(counting=counting)).solve(max_depth=None)
-            # a search stopped at its second node: the kernels of a stopped search's bound, compiled here and not
-            # inside the first solve that reaches its time limit
-            stopped = DPSolver(ds, leaf_penalty=0.02, options=DPOptions(counting=counting))
-            stopped._params = stopped._params._replace(node_limit=1)
-            stopped.solve(max_depth=3)
-    kcommon.clock()  # its object-mode block is compiled at the first call (never cached): here, not in a solve
+    with progress.compiling("the DP kernels"):
+        rng = np.random.default_rng(0)
+        X = rng.integers(0, 2, size=(40, 5))
+        y = rng.integers(0, 2, size=40)
+        for counting in ("bitset", "frequency"):
+            for weights in (None, rng.random(40) + 0.5):
+                if counting == "bitset" and weights is not None:
+                    continue
+                ds = Dataset(X, y, weights)
+                DPSolver(ds, options=DPOptions(counting=counting)).solve(max_depth=3, time_limit=3600.0)
+                DPSolver(ds, leaf_penalty=0.02, options=DPOptions(counting=counting)).solve(max_depth=None)
+                # a search stopped at its second node: the kernels of a stopped search's bound, compiled here and not
+                # inside the first solve that reaches its time limit
+                stopped = DPSolver(ds, leaf_penalty=0.02, options=DPOptions(counting=counting))
+                stopped._params = stopped._params._replace(node_limit=1)
+                stopped.solve(max_depth=3)
+        kcommon.clock()  # its object-mode block is compiled at the first call (never cached): here, not in a solve
     _WARM["seconds"] = time.perf_counter() - t0
     logger.debug("odtmip.dp kernels ready in %.2f s", _WARM["seconds"])
     return _WARM["seconds"]
