@@ -259,6 +259,13 @@ def store_optimal(cache, k, d, n, cost, nodes, depth, feature, feat_left, feat_r
 
 
 @njit(cache=NUMBA_CACHE)
+def store_leaf(cache, k, d, n, cost, st):
+    """:func:`store_optimal` of a leaf: no branch node and no split."""
+    none = np.int64(-1)
+    store_optimal(cache, k, d, n, cost, np.int64(0), np.int64(0), none, none, none, np.int64(0), st)
+
+
+@njit(cache=NUMBA_CACHE)
 def rehash(slots, hashes, n_keys):
     """Fill an empty slot table ``slots`` (all -1) with key indices 0..n_keys-1 by their hashes."""
     mask = slots.shape[0] - 1

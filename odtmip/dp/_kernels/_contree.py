@@ -210,8 +210,8 @@ def best_stumps(offsets, work, prm, level, m):
     pen, tol, min_rows = prm.penalty, prm.tol, prm.min_rows
     cnt0, cnt1, sc0, sc1 = work.counts[0], work.counts[1], work.scan[0], work.scan[1]
     side = work.side
-    best0, _ = leaf_cost(cnt0, K, COST_ERRORS)
-    best1, _ = leaf_cost(cnt1, K, COST_ERRORS)
+    best0, _ = leaf_cost(cnt0, K, np.int64(COST_ERRORS))
+    best1, _ = leaf_cost(cnt1, K, np.int64(COST_ERRORS))
     code0 = np.int64(-1)
     code1 = np.int64(-1)
     rows0, rows1 = cnt0[K], cnt1[K]
@@ -356,7 +356,7 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
     # the leaf: T(D, 0) = |D| - max_c |D_c| (weighted)
     mark_sides(rows[level, 0], m, m, side)
     side_counts(rows[level, 0], labs[level, 0], wts[level, 0], m, side, K, counts)
-    leafc, _ = leaf_cost(counts[0], K, COST_ERRORS)
+    leafc, _ = leaf_cost(counts[0], K, np.int64(COST_ERRORS))
     if d == 0 or m < 2 * min_rows or leafc <= tol:
         return leafc, True
     if check_clock(st, prm) or st[S_FULL]:
@@ -364,7 +364,7 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
     n_nodes = (np.int64(1) << d) - 1
     key = work.keys[level]
     instance_key(rows[level, 0], m, key)
-    ki = key_index(cache, key, True, st)
+    ki = key_index(cache, key, np.bool_(True), st)
     if st[S_FULL]:  # stop as at the deadline; the caller grows the cache and searches again
         return leafc, False
     if prm.use_cache and ki >= 0:
@@ -517,7 +517,7 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
         return best, True
     lb = min(best, ub) - tol
     if ki >= 0:
-        store_lower_bound(cache, ki, d, n_nodes, lb, 0, tol, st)
+        store_lower_bound(cache, ki, d, n_nodes, lb, np.int64(0), tol, st)
     return lb, False
 
 
@@ -557,7 +557,7 @@ def split_impurity(order, ranks, labels, weights, K):
 def cached_split(cache, key, d):
     """The cached optimum of the instance set ``key`` at depth ``d``: (code, left, right, terminal), or all -1
     and terminal -1 when none is cached."""
-    ki = key_index(cache, key, False, np.zeros(16, dtype=np.int64))
+    ki = key_index(cache, key, np.bool_(False), np.zeros(16, dtype=np.int64))
     if ki < 0:
         return np.int64(-1), np.int64(-1), np.int64(-1), np.int64(-1)
     e = find_optimal(cache, ki, d, (np.int64(1) << d) - 1)

@@ -199,7 +199,7 @@ def _frequency(data, scr, prm, st, D, n_rows):
     K = prm.n_classes
     fq, fqD, fqv = scr.freq, scr.freq_rows, scr.freq_valid
     W = D.shape[0]
-    best, best_diff = -1, np.int64(1) << 62
+    best, best_diff = np.int64(-1), np.int64(1) << 62
     if prm.incremental:
         for s in range(2):
             if fqv[s]:
@@ -402,8 +402,8 @@ def solve_terminal(data, scr, prm, st, D, cnt, pairs):
     fq, cell, res_c, res_i = scr.freq, scr.cells, scr.result_cost, scr.result_tree
     p = diag.shape[0]
     n_rows = np.int64(cnt[K])
-    nw = 0
-    s = 0
+    nw = np.int64(0)
+    s = np.int64(0)
     if prm.bitset:
         nw = _compact(data, scr, D, K)
     else:
@@ -420,7 +420,7 @@ def solve_terminal(data, scr, prm, st, D, cnt, pairs):
 
     # features that can split D with at least minrows rows on each side (the others never can below D)
     # and are not dead (module docstring)
-    na = 0
+    na = np.int64(0)
     for f in range(p):
         r = diag[f, K]
         if r >= minrows and n_rows - r >= minrows:

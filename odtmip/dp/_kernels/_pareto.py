@@ -39,6 +39,7 @@ from odtmip.dp._kernels._common import (
     past_deadline,
     popcount,
     trailing_zeros,
+    word_weight,
 )
 from odtmip.dp._kernels._search import Archive, archive_subproblem
 
@@ -131,7 +132,7 @@ def _pairwise(L1, L2, take_max, tol):
 @njit(cache=NUMBA_CACHE)
 def merge_bounds(L1, L2, tol):
     """nd({l1 + l2}) of two lower bounds (k, 2): the bound of a split, [DS21] Eq. 5."""
-    return _pairwise(L1, L2, False, tol)
+    return _pairwise(L1, L2, np.bool_(False), tol)
 
 
 @njit(cache=NUMBA_CACHE)
@@ -145,7 +146,7 @@ def maximal(U, tol):
     """The maximal points of the (k, 2) array ``U`` (a ceiling), sorted by the first coordinate ascending: one sort
     by the first coordinate, a stack (:func:`_push_maximal`) and the rule within ``tol`` (:func:`_thin`)."""
     M = np.empty((U.shape[0], 2))
-    k = 0
+    k = np.int64(0)
     for i in np.argsort(U[:, 0]):
         k = _push_maximal(M, k, U[i, 0], U[i, 1])
     return _thin(M, k, tol)
@@ -224,7 +225,7 @@ def subtract(U, S, tol):
     the maximal points so far (:func:`_push_maximal`)."""
     n = U.shape[0] * S.shape[0]
     R, T, Q = np.empty((n, 2)), np.empty((n, 2)), np.empty((U.shape[0], 2))
-    kr = 0
+    kr = np.int64(0)
     for s in range(S.shape[0]):
         kq = 0
         for u in range(U.shape[0]):
@@ -232,7 +233,7 @@ def subtract(U, S, tol):
                 Q[kq, 0] = max(U[u, 0] - S[s, 0], 0.0)
                 Q[kq, 1] = max(U[u, 1] - S[s, 1], 0.0)
                 kq += 1
-        i, j, k = 0, 0, 0
+        i, j, k = 0, 0, np.int64(0)
         while i < kr or j < kq:
             if j == kq or (i < kr and R[i, 0] <= Q[j, 0]):
                 k = _push_maximal(T, k, R[i, 0], R[i, 1])
@@ -264,7 +265,7 @@ def tighten(U, F, unit, tol):
     # Down(U) n Down(G) in one sweep over fp (both sorted): its maximal points are min(u, g) of the first u and g
     # with fp no smaller than each fp of U or G (the heights of the two staircases there)
     M = np.empty((U.shape[0] + k + 1, 2))
-    r, u, g = 0, 0, 0
+    r, u, g = np.int64(0), 0, 0
     while u < U.shape[0] and g <= k:
         a = min(U[u, 0], G[g, 0])
         b = min(U[u, 1], G[g, 1])
@@ -297,7 +298,7 @@ def outside(U, unit):
 @njit(cache=NUMBA_CACHE)
 def meet(L1, L2, tol):
     """L1 meet L2 = nd({max(l1, l2)}): a lower bound implied by two lower bounds ([DS21] §4)."""
-    return _pairwise(L1, L2, True, tol)
+    return _pairwise(L1, L2, np.bool_(True), tol)
 
 
 @njit(cache=NUMBA_CACHE)
@@ -328,19 +329,10 @@ def leaf_front(pos, neg, tol):
 @njit(cache=NUMBA_CACHE, inline="always")
 def _word_weights(word, pos_word, base, weights, unit):
     """(positive, negative) weight of the rows set in one 64-bit ``word`` whose first row is ``base``."""
+    pos, neg = word & pos_word, word & ~pos_word
     if unit:
-        pos = popcount(word & pos_word)
-        return np.float64(pos), np.float64(popcount(word) - pos)
-    pos = 0.0
-    neg = 0.0
-    while word:
-        b = trailing_zeros(word)
-        if (pos_word >> b) & np.uint64(1):
-            pos += weights[base + np.int64(b)]
-        else:
-            neg += weights[base + np.int64(b)]
-        word &= word - np.uint64(1)
-    return pos, neg
+        return np.float64(popcount(pos)), np.float64(popcount(neg))
+    return word_weight(pos, base, weights), word_weight(neg, base, weights)
 
 
 @njit(cache=NUMBA_CACHE)
@@ -545,11 +537,11 @@ def _child_front(C, cand, code, pts, p_side, n_side, fpos, fneg, pos2, neg2, f, 
         if g == f or pg + ng <= 0.0 or p0 + n0 <= 0.0:  # an empty side: the leaf again ([MurTree] Prop. 4.2)
             cand[2 + 2 * g, 0] = cand[3 + 2 * g, 0] = -INF
     if code.shape[0] == 0:
-        k = 0
+        k, terminal, no_feature = np.int64(0), np.int64(KIND_TERMINAL), np.int64(-1)
         for i in range(m):
             if cand[i, 0] > -INF:
                 a, c = _child_columns(i)
-                k = _insert(C, k, cand[i, 0], cand[i, 1], cand[i, 2], KIND_TERMINAL, -1, a, -1.0, c, tol)
+                k = _insert(C, k, cand[i, 0], cand[i, 1], cand[i, 2], terminal, no_feature, a, -1.0, c, tol)
         return k
     for i in range(m):
         if cand[i, 0] > -INF:
@@ -573,7 +565,7 @@ def _add_roots(best, k, B, key, L, kl, R, kr, f, tol):
         for i in range(kl):
             for j in range(kr):
                 _keep(best, k, B, key, L[i, P_FP] + R[j, P_FP], L[i, P_FN] + R[j, P_FN],
-                      L[i, P_NODES] + R[j, P_NODES] + 1, KIND_TERMINAL, f, L[i, P_A], R[j, P_A],
+                      L[i, P_NODES] + R[j, P_NODES] + 1, np.int64(KIND_TERMINAL), f, L[i, P_A], R[j, P_A],
                       L[i, P_C] + 4 * R[j, P_C], tol)
         return best, k
     least = R[0, P_NODES]
@@ -587,7 +579,7 @@ def _add_roots(best, k, B, key, L, kl, R, kr, f, tol):
             if k == best.shape[0]:
                 best = np.concatenate((best, np.empty_like(best)))
             k = _insert(best, k, L[i, P_FP] + R[j, P_FP], L[i, P_FN] + R[j, P_FN], L[i, P_NODES] + R[j, P_NODES] + 1,
-                        KIND_TERMINAL, f, L[i, P_A], R[j, P_A], L[i, P_C] + 4 * R[j, P_C], tol)
+                        np.int64(KIND_TERMINAL), f, L[i, P_A], R[j, P_A], L[i, P_C] + 4 * R[j, P_C], tol)
     return best, k
 
 
@@ -615,13 +607,15 @@ def depth_two_front(bits, pos_bits, weights, unit, row_start, row_features, dept
     B, key = np.empty((m, NCOL)), np.full(m, INF)  # the root's
     code, pts, cand = np.full(m, NO_CODE), np.empty((m, 4), dtype=np.int64), np.empty((2 * p + 2, 3))  # a child's
     best = np.empty((max(16, m + 1), NCOL))
-    k = 0
+    k = np.int64(0)
     for r in range(leaf.shape[0]):
-        k = _keep(best, k, B, key, leaf[r, P_FP], leaf[r, P_FN], 0.0, KIND_LEAF, -1, leaf[r, P_A], 0.0, 0.0, tol)
+        k = _keep(best, k, B, key, leaf[r, P_FP], leaf[r, P_FN], 0.0, np.int64(KIND_LEAF), np.int64(-1),
+                  leaf[r, P_A], 0.0, 0.0, tol)
     splits = depth > 1 and nodes > 1
+    absent, present, leaves = np.bool_(False), np.bool_(True), np.bool_(False)  # the child's side; no splits
     L, R = np.empty((2 * p + 2, NCOL)), np.empty((2 * p + 2, NCOL))
     leaf_l, leaf_r = np.empty((2, NCOL)), np.empty((2, NCOL))
-    work = 0  # points the last root built (its children's candidates and their merge)
+    work = np.int64(0)  # points the last root built (its children's candidates and their merge)
     for f in range(p):
         if past_deadline(st, deadline, work):
             return best[:_sweep(best, k, B, key, N)], False
@@ -630,14 +624,14 @@ def depth_two_front(bits, pos_bits, weights, unit, row_start, row_features, dept
         if pr + nr <= 0.0 or pl + nl <= 0.0:
             work = 0
             continue
-        kl = _child_front(L, cand, code, pts, pl, nl, fpos, fneg, pos2, neg2, f, False, splits, tol)
-        kr = _child_front(R, cand, code, pts, pr, nr, fpos, fneg, pos2, neg2, f, True, splits, tol)
+        kl = _child_front(L, cand, code, pts, pl, nl, fpos, fneg, pos2, neg2, f, absent, splits, tol)
+        kr = _child_front(R, cand, code, pts, pr, nr, fpos, fneg, pos2, neg2, f, present, splits, tol)
         work = 4 * p + kl * kr
         if nodes >= 3 or not splits:
             best, k = _add_roots(best, k, B, key, L, kl, R, kr, f, tol)
         else:  # two nodes: one child splits, the other is a leaf
-            kll = _child_front(leaf_l, cand, code, pts, pl, nl, fpos, fneg, pos2, neg2, f, False, False, tol)
-            klr = _child_front(leaf_r, cand, code, pts, pr, nr, fpos, fneg, pos2, neg2, f, True, False, tol)
+            kll = _child_front(leaf_l, cand, code, pts, pl, nl, fpos, fneg, pos2, neg2, f, absent, leaves, tol)
+            klr = _child_front(leaf_r, cand, code, pts, pr, nr, fpos, fneg, pos2, neg2, f, present, leaves, tol)
             best, k = _add_roots(best, k, B, key, L, kl, leaf_r, klr, f, tol)
             best, k = _add_roots(best, k, B, key, leaf_l, kll, R, kr, f, tol)
     return best[:_sweep(best, k, B, key, N)], True
@@ -753,7 +747,7 @@ def _push(dst, used, c, P, st):
 def _kept_row(F, i, where, store, st):
     """The row of ``store.rows`` holding row ``i`` of ``F``, copied there at the first call (``where`` maps)."""
     if where[i] < 0:
-        where[i] = _push(store.rows, store.used, U_ROWS, F[i:i + 1], st)
+        where[i] = _push(store.rows, store.used, np.int64(U_ROWS), F[i:i + 1], st)
     return where[i]
 
 
@@ -800,7 +794,7 @@ def _store(s, D, d, n, F, U):
     if not free and not prm.infeasibility_lb:
         return
     cache = store.cache
-    k = key_index(cache, D, True, st)
+    k = key_index(cache, D, np.bool_(True), st)
     if k < 0:
         return
     e = find_entry(cache, k, d, n)
@@ -810,7 +804,7 @@ def _store(s, D, d, n, F, U):
             return
     ei = cache.ints
     if free:
-        r = _push(store.rows, store.used, U_ROWS, F, st)
+        r = _push(store.rows, store.used, np.int64(U_ROWS), F, st)
         if r < 0:
             return
         ei[e, PE_FRONT], ei[e, PE_FRONT_LEN] = r, F.shape[0]
@@ -819,7 +813,7 @@ def _store(s, D, d, n, F, U):
         old = _stored(store, e)[1]
         if old.shape[0]:
             L = meet(old, L, tol)
-        r = _push(store.bounds, store.used, U_BOUNDS, L, st)
+        r = _push(store.bounds, store.used, np.int64(U_BOUNDS), L, st)
         if r < 0:
             return
         ei[e, PE_BOUND], ei[e, PE_BOUND_LEN] = r, L.shape[0]
@@ -836,7 +830,7 @@ def _bound(s, D, d, n):
     L = np.zeros((1, 2))
     cache = store.cache
     if prm.use_cache:
-        k = key_index(cache, D, False, s.st)
+        k = key_index(cache, D, np.bool_(False), s.st)
         if k >= 0:
             F, Lk = _stored(store, find_entry(cache, k, d, n))
             if F.shape[0]:
@@ -889,7 +883,7 @@ def solve_front(s, lvl, side, d, n, U):
     if d == 0 or pos <= tol or neg <= tol:  # a pure leaf, (0, 0), dominates every tree
         return _under(leaf, U, tol), True
     if prm.use_cache:
-        k = key_index(s.store.cache, D, False, st)
+        k = key_index(s.store.cache, D, np.bool_(False), st)
         if k >= 0:
             F, L = _stored(s.store, find_entry(s.store.cache, k, d, n))
             if F.shape[0]:

@@ -68,6 +68,7 @@ from odtmip.dp._kernels._cache import (
     key_index,
     lower_bound,
     solved_bound,
+    store_leaf,
     store_lower_bound,
     store_optimal,
 )
@@ -307,7 +308,7 @@ def _node_bound(cache, archive, prm, st, wts, key, k, D, equiv, pen, d, n, ubc, 
         if lex_lt(lbc, lbn, sim, 0, tol):
             lbc, lbn = sim, np.int64(0)
             if k < 0:
-                k = key_index(cache, key, True, st)
+                k = key_index(cache, key, np.bool_(True), st)
                 if k < 0:
                     return k, lbc, lbn
             store_lower_bound(cache, k, d, n, lbc, lbn, tol, st)
@@ -325,14 +326,14 @@ def _solve_depth_two(data, scr, cache, archive, prm, st, key, k, D, cnt, d, n):
     if st[S_TIMEOUT]:
         return NO_TREE  # cut short by the deadline: nothing to store
     if k < 0:
-        k = key_index(cache, key, True, st)
+        k = key_index(cache, key, np.bool_(True), st)
         if k < 0:
             return NO_TREE
     res_c, res_i = scr.result_cost, scr.result_tree
     for b in range(3 if d == 2 else 1):  # budgets (1, 1), (2, 2), (2, 3)
         nodes = res_i[b, R_NODES]
         store_optimal(cache, k, min(b + 1, 2), b + 1, res_c[b], nodes, min(nodes, 2), res_i[b, R_FEATURE],
-                      res_i[b, R_LEFT], res_i[b, R_RIGHT], 1, st)
+                      res_i[b, R_LEFT], res_i[b, R_RIGHT], np.int64(1), st)
     archive_subproblem(archive, D, k, d)
     b = 0 if d == 1 else n - 1
     nodes = res_i[b, R_NODES]
@@ -502,7 +503,7 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
         return _within(leafc, np.int64(0), np.int64(0), ubc, ubn, tol)
 
     key = lkeys[lvl, side] if prm.branch_keys else D
-    k = key_index(cache, key, False, st)
+    k = key_index(cache, key, np.bool_(False), st)
     if prm.use_cache and k >= 0:
         e = find_optimal(cache, k, d, n)
         if e >= 0:
@@ -517,10 +518,10 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
         if lbc > 0.0 and lbc == eqc:
             st[S_EQUIV_CLOSED] += 1
         if k < 0:
-            k = key_index(cache, key, True, st)
+            k = key_index(cache, key, np.bool_(True), st)
             if k < 0:
                 return NO_TREE
-        store_optimal(cache, k, d, n, leafc, 0, 0, -1, -1, -1, 0, st)
+        store_leaf(cache, k, d, n, leafc, st)
         return _within(leafc, np.int64(0), np.int64(0), ubc, ubn, tol)
     if prm.depth_two and d <= 2:
         c, nodes, depth = _solve_depth_two(s.data, s.scratch, cache, s.archive, prm, st, key, k, D, cnt, d, n)
@@ -554,8 +555,8 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
             key_l, key_r = lkeys[lvl + 1, 0], lkeys[lvl + 1, 1]
         else:
             key_l, key_r = DL, DR
-        k_l = key_index(cache, key_l, False, st) if prm.use_cache else np.int64(-1)
-        k_r = key_index(cache, key_r, False, st) if prm.use_cache else np.int64(-1)
+        k_l = key_index(cache, key_l, np.bool_(False), st) if prm.use_cache else np.int64(-1)
+        k_r = key_index(cache, key_r, np.bool_(False), st) if prm.use_cache else np.int64(-1)
         # [MurTree] §4.7-4.8: the child with the larger leaf cost first, so its sibling is more likely pruned
         left_first = not prm.dynamic_order or leaf_l >= leaf_r
         for nl in range(min_l, max_l + 1):
@@ -602,8 +603,8 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
             if r1c == INF or r2c == INF:
                 if prm.refined_lb:  # the children's bounds may have risen meanwhile
                     if prm.use_cache:
-                        k_l = key_index(cache, key_l, False, st)
-                        k_r = key_index(cache, key_r, False, st)
+                        k_l = key_index(cache, key_l, np.bool_(False), st)
+                        k_r = key_index(cache, key_r, np.bool_(False), st)
                     lb_lc, lb_ln = _child_bound(cache, k_l, dl, nl_, leaf_l, eq_l, lb_pen, tol)
                     lb_rc, lb_rn = _child_bound(cache, k_r, dr, nr_, leaf_r, eq_r, lb_pen, tol)
                     sc, sn, scp, snp = _split_bound(lb_lc, lb_ln, lb_rc, lb_rn, leaf_l, leaf_r, eq_l, eq_r, nl_, nr_,
@@ -624,12 +625,12 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
     if st[S_TIMEOUT] != 0 or st[S_FULL] != 0:
         return NO_TREE  # nothing from a loop cut short is stored
     if k < 0:
-        k = key_index(cache, key, True, st)
+        k = key_index(cache, key, np.bool_(True), st)
         if k < 0:
             return NO_TREE
     archive_subproblem(s.archive, D, k, d)
     if has_best:
-        store_optimal(cache, k, d, n, bc, bn, bd, bf, bpl, bpr, 0, st)
+        store_optimal(cache, k, d, n, bc, bn, bd, bf, bpl, bpr, np.int64(0), st)
         return _within(bc, bn, bd, ubc, ubn, tol)
     nlc, nln = _refined_bound(lbc, lbn, ubc, ubn, rlbc, rlbn, leafc, prm.refined_lb, tol)
     store_lower_bound(cache, k, d, n, nlc, nln, tol, st)
@@ -642,7 +643,7 @@ def root_bound(s, key, d, n):
     budget (d, n) (:func:`_cached_bound`)."""
     prm = s.prm
     st = np.zeros(8, dtype=np.int64)
-    k = key_index(s.cache, key, False, st)
+    k = key_index(s.cache, key, np.bool_(False), st)
     return _cached_bound(s.cache, k, d, n, s.levels.counts[0, 0, prm.n_classes + CNT_EQUIV], _solved_penalty(prm),
                          prm.tol)
 
@@ -686,7 +687,7 @@ def split_bound(s, key, d, n):
         else:
             copy_words(key_l, DL)
             copy_words(key_r, DR)
-        k_l, k_r = key_index(cache, key_l, False, st), key_index(cache, key_r, False, st)
+        k_l, k_r = key_index(cache, key_l, np.bool_(False), st), key_index(cache, key_r, np.bool_(False), st)
         for nl in range(min_l, max_l + 1):
             dl, nl_ = min(d - 1, nl), nl
             dr, nr_ = min(d - 1, n - 1 - nl), n - 1 - nl
@@ -705,7 +706,7 @@ def split_bound(s, key, d, n):
 def optimal_entry(cache, key, d, n):
     """Entry index of the optimal tree of ``key`` at budget (d, n), -1 if none (for reconstruction)."""
     st = np.zeros(8, dtype=np.int64)
-    k = key_index(cache, key, False, st)
+    k = key_index(cache, key, np.bool_(False), st)
     if k < 0:
         return -1
     return find_optimal(cache, k, d, n)
