@@ -46,7 +46,7 @@ import contextlib
 import gc
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cached_property
 from itertools import compress
 from operator import attrgetter, itemgetter
@@ -55,6 +55,7 @@ from typing import NamedTuple
 import numpy as np
 
 from odtmip.exceptions import SolverUnavailableError
+from odtmip.models._highs_run import Arrays
 
 __all__ = ["compile_model", "model_statistics", "paused_gc", "require_scipy"]
 
@@ -90,21 +91,11 @@ def paused_gc():
 
 
 @dataclass
-class _Compiled:
-    """A Pyomo model as HiGHS sees it: arrays (the matrix row-wise) plus the column <-> variable map."""
+class _Compiled(Arrays):
+    """A Pyomo model as HiGHS sees it: its arrays (:class:`~odtmip.models._highs_run.Arrays`, the matrix row-wise)
+    plus the column <-> variable map and the model's statistics."""
 
     columns: list  # columns[j] is the Pyomo VarData of HiGHS column j
-    cost: np.ndarray
-    offset: float  # objective constant, including the contribution of fixed variables
-    maximize: bool
-    col_lower: np.ndarray
-    col_upper: np.ndarray
-    is_int: np.ndarray  # bool per column
-    row_lower: np.ndarray
-    row_upper: np.ndarray
-    a_start: np.ndarray  # the matrix row-wise (CSR), int32 / float64: HiGHS's passModel takes it 2-3x faster
-    a_index: np.ndarray
-    a_value: np.ndarray
     statistics: dict
     infeasible_reason: str | None = None  # set when a constant constraint is violated
 
@@ -112,6 +103,10 @@ class _Compiled:
     def col_of(self) -> dict:
         """id(VarData) -> column index (made when first asked for: only warm starts need it)."""
         return dict(zip(map(id, self.columns), range(len(self.columns)), strict=True))
+
+    def arrays(self) -> Arrays:
+        """The arrays alone, without Pyomo's objects: what a HiGHS run in a child process is sent."""
+        return Arrays(**{f.name: getattr(self, f.name) for f in fields(Arrays)})
 
 
 class _Block(NamedTuple):
@@ -184,9 +179,10 @@ def compile_model(model, arrays: bool = True) -> _Compiled:
     if isinstance(part, str):  # a violated constant constraint
         empty = np.zeros(0)
         return _Compiled(
-            [], empty, 0.0, maximize, empty, empty, np.zeros(0, bool), empty, empty,
-            np.zeros(1, np.int32), np.zeros(0, np.int32), empty, dict.fromkeys(_STAT_KEYS, 0), part,
-        )  # fmt: skip
+            cost=empty, offset=0.0, maximize=maximize, col_lower=empty, col_upper=empty, integer=np.zeros(0, bool),
+            row_lower=empty, row_upper=empty, a_start=np.zeros(1, np.int32), a_index=np.zeros(0, np.int32),
+            a_value=empty, columns=[], statistics=dict.fromkeys(_STAT_KEYS, 0), infeasible_reason=part,
+        )
     columns, cost, A, row_lower, row_upper = part
     n = len(columns)
     lb, ub, is_int = _column_bounds(columns)
@@ -206,7 +202,7 @@ def compile_model(model, arrays: bool = True) -> _Compiled:
         maximize=maximize,
         col_lower=lb,
         col_upper=ub,
-        is_int=is_int,
+        integer=is_int,
         row_lower=row_lower,
         row_upper=row_upper,
         a_start=np.asarray(A.indptr, dtype=np.int32),

@@ -84,7 +84,6 @@ from odtmip.models._compile import _Compiled, compile_model, model_statistics, p
 from odtmip.models._highs_run import (
     GRACE,
     GRACE_FRACTION,
-    Arrays,
     Job,
     Outcome,
     command,
@@ -325,12 +324,6 @@ class MipRun:
 # Pyomo model -> HiGHS (the model is compiled to arrays by odtmip.models._compile)
 
 
-def _arrays(comp: _Compiled) -> Arrays:
-    """The compiled model's arrays, without its column <-> variable map (what a HiGHS run needs)."""
-    return Arrays(comp.cost, comp.offset, comp.maximize, comp.col_lower, comp.col_upper, comp.is_int, comp.row_lower,
-                  comp.row_upper, comp.a_start, comp.a_index, comp.a_value)
-
-
 def to_highs(model, options: HighsOptions = HighsOptions(), integer: bool = True):  # noqa: B008
     """Hand ``model`` to a fresh ``highspy.Highs`` exactly as :func:`solve` does, without running it.
 
@@ -348,7 +341,7 @@ def to_highs(model, options: HighsOptions = HighsOptions(), integer: bool = True
     if comp.infeasible_reason is not None:
         raise ValueError(f"model {model.name!r} is infeasible: {comp.infeasible_reason}")
     h = _new_highs(hs, options, mip=integer, recorder=_Recorder(echo=options.log))
-    pass_model(hs, h, _arrays(comp), integer=integer)
+    pass_model(hs, h, comp, integer=integer)
     return h, comp.columns
 
 
@@ -564,10 +557,10 @@ def _feasible_start(comp: _Compiled, x: np.ndarray, tol: float = _START_TOLERANC
     x = np.asarray(x, dtype=float).copy()
     if x.shape != (len(comp.columns),) or not np.isfinite(x).all():
         return None
-    rounded = np.round(x[comp.is_int])
-    if (np.abs(x[comp.is_int] - rounded) > tol).any():
+    rounded = np.round(x[comp.integer])
+    if (np.abs(x[comp.integer] - rounded) > tol).any():
         return None
-    x[comp.is_int] = rounded
+    x[comp.integer] = rounded
     if (x < comp.col_lower - tol).any() or (x > comp.col_upper + tol).any():
         return None
     rows = np.repeat(np.arange(len(comp.row_lower)), np.diff(comp.a_start))
@@ -599,7 +592,7 @@ def _complete_starts(hs, comp: _Compiled, starts: list, options: HighsOptions, d
         if h is None:
             quiet = HighsOptions(threads=options.threads, seed=options.seed)
             h = _new_highs(hs, quiet, mip=True, recorder=_Recorder(echo=False))
-            pass_model(hs, h, _arrays(comp))
+            pass_model(hs, h, comp)
             h.setOptionValue("mip_max_nodes", 500)
         lower, upper = comp.col_lower[idx], comp.col_upper[idx]
         h.changeColsBounds(len(idx), idx, val, val)
@@ -742,8 +735,8 @@ def solve(
     start, *extra = [None if s is None else next(full) for s in starts]
     start_seconds = time.perf_counter() - t1
     left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)  # a child takes its start-up off
-    job = Job(_arrays(comp), items, start, [x for x in extra if x is not None], left)
-    is_mip = bool(comp.is_int.any())
+    job = Job(comp.arrays(), items, start, [x for x in extra if x is not None], left)
+    is_mip = bool(comp.integer.any())
     try:
         if deadline is None or not is_mip:  # in this process: no limit, or an LP (HiGHS's simplex reads its clock)
             with _highs_turn(hs, options.threads, recorder):
@@ -775,7 +768,7 @@ def solve(
     elif has_solution:
         objective = outcome.objective
         gap = outcome.gap if is_mip else (0.0 if status is Status.OPTIMAL else math.inf)
-        x[comp.is_int] = np.round(x[comp.is_int])  # HiGHS may return 0.9999999 for 1
+        x[comp.integer] = np.round(x[comp.integer])  # HiGHS may return 0.9999999 for 1
         for var, value in zip(comp.columns, x.tolist(), strict=True):
             var.set_value(value, skip_validation=True)
     if not empty and status not in (Status.INFEASIBLE, Status.NO_SOLUTION):
@@ -912,7 +905,7 @@ def lp_relaxation(model, options: HighsOptions = HighsOptions()) -> float:  # no
         return infeasible
     recorder = _Recorder(echo=options.log)
     h = _new_highs(hs, options, mip=False, recorder=recorder)
-    pass_model(hs, h, _arrays(comp), integer=False)
+    pass_model(hs, h, comp, integer=False)
     _run(hs, h, options.threads, recorder)
     M = hs.HighsModelStatus
     ms = h.getModelStatus()

@@ -47,14 +47,14 @@ class Arrays:
     """A linear model as HiGHS takes it: the matrix row-wise (CSR) and the bounds; ``integer`` per column."""
 
     cost: np.ndarray
-    offset: float
+    offset: float  # objective constant, including the contribution of fixed variables
     maximize: bool
     col_lower: np.ndarray
     col_upper: np.ndarray
-    integer: np.ndarray
+    integer: np.ndarray  # bool per column
     row_lower: np.ndarray
     row_upper: np.ndarray
-    a_start: np.ndarray
+    a_start: np.ndarray  # the matrix row-wise (CSR), int32 / float64: HiGHS's passModel takes it 2-3x faster
     a_index: np.ndarray
     a_value: np.ndarray
 

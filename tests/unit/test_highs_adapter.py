@@ -648,7 +648,7 @@ def _job(model):
     comp = compile_model(model)
     recorder = _highs._Recorder(echo=False)
     items = _highs._checked_options(_highs._highspy(), HighsOptions(threads=1, seed=0), True, recorder)
-    return comp, recorder, _highs.Job(_highs._arrays(comp), items)  # no HiGHS time limit: HiGHS would go on
+    return comp, recorder, _highs.Job(comp.arrays(), items)  # no HiGHS time limit: HiGHS would go on
 
 
 def test_a_child_that_overruns_the_deadline_is_stopped_with_its_best_solution_and_bound():

@@ -12,7 +12,7 @@ from odtmip.models import binoct, gunluk, oct
 from odtmip.models._compile import compile_model
 from odtmip.models.rows import LinearRows
 
-ARRAYS = ("cost", "col_lower", "col_upper", "is_int", "row_lower", "row_upper", "a_start", "a_index", "a_value")
+ARRAYS = ("cost", "col_lower", "col_upper", "integer", "row_lower", "row_upper", "a_start", "a_index", "a_value")
 
 
 def assert_same_compile(m):

@@ -61,7 +61,8 @@ def test_same_arrays_as_the_compiler_and_as_ordinary_constraints():
     m, twin = small_model(), plain_twin()
     assert_same_compile(m)
     ours, theirs = compile_model(m), compile_model(twin)
-    for name in ("cost", "col_lower", "col_upper", "is_int", "row_lower", "row_upper", "a_start", "a_index", "a_value"):
+    for name in ("cost", "col_lower", "col_upper", "integer", "row_lower", "row_upper", "a_start", "a_index",
+                 "a_value"):
         np.testing.assert_array_equal(getattr(ours, name), getattr(theirs, name), err_msg=name)
     assert _highs.lp_relaxation(m) == pytest.approx(_highs.lp_relaxation(twin))
 
