@@ -18,8 +18,8 @@ parent writes one :class:`Job` (:func:`job_to_wire`) to the child's stdin; the c
 to its stdout, named by the sink method it stands for (see :func:`run_job`): ``("write", text)``, ``("started",)``,
 ``("improving", seconds, objective, dual bound, nodes, x)``, ``("logging", seconds, primal bound, dual bound,
 nodes)``, and at the end ``("done", fields of the Outcome)`` or ``("error", traceback)``. Whatever C code writes to
-the child's file descriptor 1 goes into the log instead
-(sent when the run ends: a child stopped at the deadline loses it).
+the child's file descriptor 1 goes into the log instead (sent when the run ends: a child stopped at the deadline
+loses it).
 """
 
 from __future__ import annotations

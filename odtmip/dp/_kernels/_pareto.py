@@ -521,6 +521,7 @@ def _child_front(C, cand, code, pts, p_side, n_side, fpos, fneg, pos2, neg2, f, 
     numbered as in :func:`_child_columns`; with integer weights they go to the code buckets ``code`` (n_side + 1
     of them, :func:`_offer`; ``pts`` is :func:`_read_codes`' work array), else (``code`` empty) they are inserted
     one by one (:func:`_insert`)."""
+    terminal, no_feature = np.int64(KIND_TERMINAL), np.int64(-1)
     cand[0, 0], cand[0, 1], cand[0, 2] = n_side, 0.0, 0.0
     cand[1, 0], cand[1, 1], cand[1, 2] = 0.0, p_side, 0.0
     m = cand.shape[0] if splits else 2
@@ -537,7 +538,7 @@ def _child_front(C, cand, code, pts, p_side, n_side, fpos, fneg, pos2, neg2, f, 
         if g == f or pg + ng <= 0.0 or p0 + n0 <= 0.0:  # an empty side: the leaf again ([MurTree] Prop. 4.2)
             cand[2 + 2 * g, 0] = cand[3 + 2 * g, 0] = -INF
     if code.shape[0] == 0:
-        k, terminal, no_feature = np.int64(0), np.int64(KIND_TERMINAL), np.int64(-1)
+        k = np.int64(0)
         for i in range(m):
             if cand[i, 0] > -INF:
                 a, c = _child_columns(i)
@@ -549,7 +550,7 @@ def _child_front(C, cand, code, pts, p_side, n_side, fpos, fneg, pos2, neg2, f, 
     k = _read_codes(code, n_side, m, pts)
     for r in range(k):
         a, c = _child_columns(pts[r, 3])
-        _set_row(C, r, np.float64(pts[r, 0]), np.float64(pts[r, 1]), np.float64(pts[r, 2]), KIND_TERMINAL, -1, a,
+        _set_row(C, r, np.float64(pts[r, 0]), np.float64(pts[r, 1]), np.float64(pts[r, 2]), terminal, no_feature, a,
                  -1.0, c)
     return k
 
