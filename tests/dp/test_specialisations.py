@@ -1,10 +1,15 @@
-"""Every kernel compiles once per record type (see :mod:`odtmip.dp._kernels._common`): a literal argument would
-make numba compile its callee again, which costs first-run time and nothing else."""
+"""Every kernel compiles once per record type, and a recursive kernel calls itself from one place (see
+:mod:`odtmip.dp._kernels._common`): a literal argument would make numba compile its callee again, and every
+recursive call site is typed once more, which costs first-run time and nothing else."""
 
+import ast
 import json
 import os
 import subprocess
 import sys
+from pathlib import Path
+
+import odtmip.dp._kernels as kernels
 
 _PROBE = """
 import json, numba
@@ -35,3 +40,16 @@ def test_every_kernel_compiles_once_per_record_type():
     assert len({sig[1].split("(")[0] for sig in clock}) == len(clock)
     assert repeated == {}, "compiled more than once (a literal argument?): " + ", ".join(
         f"{name} {[s for sig in sigs for s in sig if 'Literal' in s]}" for name, sigs in repeated.items())
+
+
+def test_recursive_kernels_call_themselves_once():
+    calls = {}
+    for path in Path(kernels.__file__).parent.glob("*.py"):
+        for fn in ast.walk(ast.parse(path.read_text())):
+            if isinstance(fn, ast.FunctionDef):
+                n = sum(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == fn.name
+                        for c in ast.walk(fn))
+                if n:
+                    calls[f"{path.stem}.{fn.name}"] = n
+    assert set(calls) == {"_search.solve_node", "_contree.solve_subtree", "_pareto.solve_front"}
+    assert all(n == 1 for n in calls.values()), calls

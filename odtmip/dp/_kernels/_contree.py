@@ -446,27 +446,27 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
                     first = 0 if 2 * p >= m else 1
                     child = np.zeros(2)
                     exact = np.zeros(2, dtype=np.bool_)
-                    ub1 = B - pen if prm.upper_bound else INF
-                    c1 = partition(work, level, m, first)
-                    v1, x1 = solve_subtree(offsets, work, prm, cache, st, level + 1, c1, d - 1, ub1)
-                    child[first], exact[first] = v1, x1
-                    if st[S_TIMEOUT] or st[S_FULL]:
-                        stopped = True
-                        break
-                    ub2 = INF
-                    if prm.upper_bound:
-                        # what the larger child leaves of B, plus the weight to the interval's farther edge: also
-                        # when the larger child was cut off, the smaller one's record then lets NB reach that edge
-                        half = max(cw[k] - (cw[a] if a < k else cw[k]), (cw[b] if b > k else cw[k]) - cw[k])
-                        ub2 = B - pen - v1 + half
-                    if ub2 > tol:
-                        mark_sides(rf, m, p, side)
-                        c2 = partition(work, level, m, 1 - first)
-                        v2, x2 = solve_subtree(offsets, work, prm, cache, st, level + 1, c2, d - 1, ub2)
-                        child[1 - first], exact[1 - first] = v2, x2
+                    # one recursive call for both children, as numba types every recursive call site twice
+                    for j in range(2):
+                        c = first if j == 0 else 1 - first
+                        ub_c = B - pen if prm.upper_bound else INF
+                        if j == 1:
+                            if prm.upper_bound:
+                                # what the larger child leaves of B, plus the weight to the interval's farther
+                                # edge: also when the larger child was cut off, the smaller one's record then lets
+                                # NB reach that edge
+                                half = max(cw[k] - (cw[a] if a < k else cw[k]), (cw[b] if b > k else cw[k]) - cw[k])
+                                ub_c = B - pen - child[first] + half
+                            if ub_c <= tol:
+                                break
+                            mark_sides(rf, m, p, side)
+                        child[c], exact[c] = solve_subtree(offsets, work, prm, cache, st, level + 1,
+                                                           partition(work, level, m, c), d - 1, ub_c)
                         if st[S_TIMEOUT] or st[S_FULL]:
                             stopped = True
                             break
+                    if stopped:
+                        break
                     lval, rval = child[0], child[1]
                     lexact, rexact = exact[0], exact[1]
                 value = lval + rval + pen

@@ -921,13 +921,18 @@ def solve_front(s, lvl, side, d, n, U):
                 if lvl == 0:
                     s.done[f, nl] = True
                 continue
-            # the sides as int64 values, not literals: one compiled signature (cached recursion, numba #6713)
-            A, ok = solve_front(s, lvl + 1, np.int64(0), d - 1, nl,
-                                subtract(Ucur, Lr, tol) if bounded else _no_ceiling())
-            B = A[:0]
-            if ok and A.shape[0]:
-                B, ok = solve_front(s, lvl + 1, np.int64(1), d - 1, nr,
-                                    subtract(Ucur, A, tol) if bounded else _no_ceiling())
+            # the left side under the ceiling minus the right's bound, then the right under the ceiling minus the
+            # left's front; one recursive call for both, as numba types every recursive call site twice
+            A, B, ok = leaf[:0], leaf[:0], True
+            for side_c in range(2):
+                F, ok = solve_front(s, lvl + 1, side_c, d - 1, nr if side_c else nl,
+                                    subtract(Ucur, A if side_c else Lr, tol) if bounded else _no_ceiling())
+                if side_c:
+                    B = F
+                else:
+                    A = F
+                if not ok or not F.shape[0]:
+                    break
             if A.shape[0] and B.shape[0]:
                 M = merge(A, B, PF, tol)
                 M[:, P_FEATURE] = f

@@ -579,27 +579,32 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
                     st[S_SPLIT_BOUND] += 1  # pruned thanks to the [OSDT] split bound only
                 rlbc, rlbn = lex_min(rlbc, rlbn, sc, sn, tol)
                 continue
-            # the first child under the UB minus the second's bound, the second under the UB minus the first
+            # the first child under the UB minus the second's bound (oc, on), the second under the UB minus the
+            # first's optimum; one recursive call for both, as numba types every recursive call site twice
+            r1c, r1n, r1d = NO_TREE
+            r2c, r2n, r2d = NO_TREE
             if left_first:
                 s1, d1, n1, e1, s2, d2, n2, e2 = 0, dl, nl_, eq_l, 1, dr, nr_, eq_r
-                lb2c, lb2n = _leaf_or_split(lb_rc, lb_rn, leaf_r, eq_r, nr_, pen, tol, inc_acc)
+                oc, on = _leaf_or_split(lb_rc, lb_rn, leaf_r, eq_r, nr_, pen, tol, inc_acc)
             else:
                 s1, d1, n1, e1, s2, d2, n2, e2 = 1, dr, nr_, eq_r, 0, dl, nl_, eq_l
-                lb2c, lb2n = _leaf_or_split(lb_lc, lb_ln, leaf_l, eq_l, nl_, pen, tol, inc_acc)
-            u1c, u1n = _child_ub(prm.upper_bound, tc, tn, pen, lb2c, lb2n)
-            d1, n1 = _capped_by_upper_bound(ub_leaf_bound, u1c, e1, tol, pen, d1, n1)
-            r1c, r1n, r1d = solve_node(s, lvl + 1, s1, d1, n1, u1c, u1n)
-            stop = st[S_TIMEOUT] != 0 or st[S_FULL] != 0
+                oc, on = _leaf_or_split(lb_lc, lb_ln, leaf_l, eq_l, nl_, pen, tol, inc_acc)
+            for j in range(2):
+                second = j == 1
+                sj, dj, nj, ej = (s2, d2, n2, e2) if second else (s1, d1, n1, e1)
+                uc, un = _child_ub(prm.upper_bound, tc, tn, pen, oc, on)
+                dj, nj = _capped_by_upper_bound(ub_leaf_bound, uc, ej, tol, pen, dj, nj)
+                rc, rn, rd = solve_node(s, lvl + 1, sj, dj, nj, uc, un)
+                stop = st[S_TIMEOUT] != 0 or st[S_FULL] != 0
+                if stop or rc == INF:
+                    break
+                if second:
+                    d2, n2, r2c, r2n, r2d = dj, nj, rc, rn, rd
+                else:
+                    d1, n1, r1c, r1n, r1d = dj, nj, rc, rn, rd
+                    oc, on = rc, rn
             if stop:
                 break
-            r2c, r2n, r2d = NO_TREE
-            if r1c < INF:
-                u2c, u2n = _child_ub(prm.upper_bound, tc, tn, pen, r1c, r1n)
-                d2, n2 = _capped_by_upper_bound(ub_leaf_bound, u2c, e2, tol, pen, d2, n2)
-                r2c, r2n, r2d = solve_node(s, lvl + 1, s2, d2, n2, u2c, u2n)
-                stop = st[S_TIMEOUT] != 0 or st[S_FULL] != 0
-                if stop:
-                    break
             if r1c == INF or r2c == INF:
                 if prm.refined_lb:  # the children's bounds may have risen meanwhile
                     if prm.use_cache:
