@@ -13,6 +13,7 @@ Example line::
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import math
 import threading
@@ -77,6 +78,30 @@ def compiling(what: str, after: float | None = None):
         yield
     finally:
         timer.cancel()
+
+
+def warm_up(what: str):
+    """Decorator of an engine's kernel warm-up ``body`` (solves that use every kernel once): the decorated
+    function runs ``body`` once per process, under :func:`compiling` (``what``), and returns the seconds it took;
+    every later call, the body's own solves included, returns 0.0. Solves call it before starting their clock, so
+    compile time is reported as ``stats["compile_seconds"]`` and never counted in their ``seconds``."""
+    def decorate(body):
+        @functools.wraps(body)
+        def once() -> float:
+            if once.started:
+                return 0.0
+            once.started = True
+            t0 = time.perf_counter()
+            with compiling(what):
+                body()
+            seconds = time.perf_counter() - t0
+            logger.debug("%s ready in %.2f s", what, seconds)
+            return seconds
+
+        once.started = False
+        return once
+
+    return decorate
 
 
 #: What the DP's compiled search reports on: a callable without arguments set by the running DP solve (None:

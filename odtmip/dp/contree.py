@@ -211,28 +211,16 @@ def _table_sizes(words: int) -> tuple[int, int]:
     return keys, 2 * keys
 
 
-_WARM: dict = {}
-
-
+@progress.warm_up("the ConTree kernels")
 def warm_up() -> float:
-    """Compile (or load from the numba cache) the ConTree kernels once per process; returns the seconds.
-
-    Solves call it before starting their clock, so compile time is reported as ``stats["compile_seconds"]``
-    and never counted in ``seconds``.
-    """
-    if _WARM:
-        return 0.0
-    _WARM["started"] = 1.0
-    t0 = time.perf_counter()
+    """Compile (or load from the numba cache) the ConTree kernels once per process; returns the seconds it took
+    the first time, 0.0 afterwards (:func:`odtmip.progress.warm_up`)."""
     rng = np.random.default_rng(0)
     X = rng.random((30, 3))
     y = rng.integers(0, 3, size=30)
-    with progress.compiling("the ConTree kernels"):
-        for weights in (None, rng.random(30) + 0.5):
-            for options in (ContreeOptions(), ContreeOptions(depth_two=False, upper_bound=False)):
-                ContreeSolver(Dataset(X, y, weights), options=options).solve(3, time_limit=3600.0)
-    _WARM["seconds"] = time.perf_counter() - t0
-    return _WARM["seconds"]
+    for weights in (None, rng.random(30) + 0.5):
+        for options in (ContreeOptions(), ContreeOptions(depth_two=False, upper_bound=False)):
+            ContreeSolver(Dataset(X, y, weights), options=options).solve(3, time_limit=3600.0)
 
 
 class ContreeSolver:

@@ -329,25 +329,18 @@ def _ceiling(points) -> np.ndarray:
     return np.ascontiguousarray(U)
 
 
-_PARETO_WARM: list = []
-
-
+@progress.warm_up("the Pareto-front kernels")
 def _warm_up_pareto() -> float:
-    """Compile (or load) the front kernels once per process, outside any solve's clock; returns the seconds."""
-    if _PARETO_WARM:
-        return 0.0
-    _PARETO_WARM.append(True)
-    t0 = time.perf_counter()
+    """Compile (or load) the front kernels once per process; returns the seconds it took the first time, 0.0
+    afterwards (:func:`odtmip.progress.warm_up`)."""
     rng = np.random.default_rng(0)
-    with progress.compiling("the Pareto-front kernels"):
-        for w in (None, rng.random(30) + 0.5):
-            ds = Dataset(rng.integers(0, 2, size=(30, 4)), np.r_[0, 1, rng.integers(0, 2, 28)], w)
-            ParetoSolver(ds).front(max_depth=3, ceiling=[(5, 5)], time_limit=3600.0)
-            ParetoSolver(ds).front(max_depth=3, max_nodes=2)
-            stopped = ParetoSolver(ds)  # a search stopped at its second subproblem: the bound of a stopped search
-            stopped._params = stopped._params._replace(node_limit=1)
-            stopped.front(max_depth=3)
-    return time.perf_counter() - t0
+    for w in (None, rng.random(30) + 0.5):
+        ds = Dataset(rng.integers(0, 2, size=(30, 4)), np.r_[0, 1, rng.integers(0, 2, 28)], w)
+        ParetoSolver(ds).front(max_depth=3, ceiling=[(5, 5)], time_limit=3600.0)
+        ParetoSolver(ds).front(max_depth=3, max_nodes=2)
+        stopped = ParetoSolver(ds)  # a search stopped at its second subproblem: the bound of a stopped search
+        stopped._params = stopped._params._replace(node_limit=1)
+        stopped.front(max_depth=3)
 
 
 

@@ -367,40 +367,26 @@ def equivalent_minority(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: 
 
 
 # ------------------------------------------------------------------------------------------ warm-up
-_WARM: dict[str, float] = {}
-
-
+@progress.warm_up("the DP kernels")
 def warm_up() -> float:
-    """Compile (or load from the numba cache) every kernel once per process; returns the seconds it took.
-
-    The first call does the work; later calls return 0. Solves call it before starting their clock, so
-    JIT compile time is never part of ``seconds``; it is reported as ``stats["compile_seconds"]`` by the
-    solve that triggered it.
-    """
-    if _WARM:
-        return 0.0
-    _WARM["started"] = 1.0  # the solves below must not warm up again
-    t0 = time.perf_counter()
-    with progress.compiling("the DP kernels"):
-        rng = np.random.default_rng(0)
-        X = rng.integers(0, 2, size=(40, 5))
-        y = rng.integers(0, 2, size=40)
-        for counting in ("bitset", "frequency"):
-            for weights in (None, rng.random(40) + 0.5):
-                if counting == "bitset" and weights is not None:
-                    continue
-                ds = Dataset(X, y, weights)
-                DPSolver(ds, options=DPOptions(counting=counting)).solve(max_depth=3, time_limit=3600.0)
-                DPSolver(ds, leaf_penalty=0.02, options=DPOptions(counting=counting)).solve(max_depth=None)
-                # a search stopped at its second node: the kernels of a stopped search's bound, compiled here and not
-                # inside the first solve that reaches its time limit
-                stopped = DPSolver(ds, leaf_penalty=0.02, options=DPOptions(counting=counting))
-                stopped._params = stopped._params._replace(node_limit=1)
-                stopped.solve(max_depth=3)
-        kcommon.clock()  # its object-mode block is compiled at the first call (never cached): here, not in a solve
-    _WARM["seconds"] = time.perf_counter() - t0
-    logger.debug("odtmip.dp kernels ready in %.2f s", _WARM["seconds"])
-    return _WARM["seconds"]
+    """Compile (or load from the numba cache) every kernel once per process; returns the seconds it took the
+    first time, 0.0 afterwards (:func:`odtmip.progress.warm_up`)."""
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, size=(40, 5))
+    y = rng.integers(0, 2, size=40)
+    for counting in ("bitset", "frequency"):
+        for weights in (None, rng.random(40) + 0.5):
+            if counting == "bitset" and weights is not None:
+                continue
+            ds = Dataset(X, y, weights)
+            DPSolver(ds, options=DPOptions(counting=counting)).solve(max_depth=3, time_limit=3600.0)
+            DPSolver(ds, leaf_penalty=0.02, options=DPOptions(counting=counting)).solve(max_depth=None)
+            # a search stopped at its second node: the kernels of a stopped search's bound, compiled here and not
+            # inside the first solve that reaches its time limit
+            stopped = DPSolver(ds, leaf_penalty=0.02, options=DPOptions(counting=counting))
+            stopped._params = stopped._params._replace(node_limit=1)
+            stopped.solve(max_depth=3)
+    kcommon.clock()  # its object-mode block is compiled at the first call (never cached): here, not in a solve
 
 
 # ------------------------------------------------------------------------------------------- solver

@@ -84,18 +84,33 @@ def test_a_block_that_outlasts_the_notice_delay_says_it_compiles(caplog):
     assert len(lines) == 1 and lines[0].startswith("compiling the test kernels: the first run in this environment")
 
 
-@pytest.mark.parametrize("module, store, what", [
-    ("odtmip.dp.solver", "_WARM", "the DP kernels"),
-    ("odtmip.dp.contree", "_WARM", "the ConTree kernels"),
-    ("odtmip.dp.pareto", "_PARETO_WARM", "the Pareto-front kernels"),
+def test_warm_up_runs_its_body_once_and_returns_its_seconds():
+    runs = []
+
+    @progress.warm_up("the test kernels")
+    def warm():
+        """Doc of the body."""
+        runs.append(warm())  # a solve inside the body warms up again: nothing to do
+        time.sleep(0.05)
+
+    first = warm()
+    assert runs == [0.0] and first >= 0.05
+    assert warm() == 0.0 and runs == [0.0]
+    assert warm.__doc__ == "Doc of the body." and warm.__name__ == "warm"
+
+
+@pytest.mark.parametrize("module, name, what", [
+    ("odtmip.dp.solver", "warm_up", "the DP kernels"),
+    ("odtmip.dp.contree", "warm_up", "the ConTree kernels"),
+    ("odtmip.dp.pareto", "_warm_up_pareto", "the Pareto-front kernels"),
 ])
-def test_every_kernel_warm_up_says_when_it_compiles(module, store, what, monkeypatch):
+def test_every_kernel_warm_up_says_when_it_compiles(module, name, what, monkeypatch):
     import contextlib
     import importlib
 
-    mod = importlib.import_module(module)
-    mod.warm_up()  # the kernels of this process: already compiled or loaded
-    monkeypatch.setattr(mod, store, type(getattr(mod, store))())  # as in a new process
+    warm_up = getattr(importlib.import_module(module), name)
+    warm_up()  # the kernels of this process: already compiled or loaded
+    monkeypatch.setattr(warm_up, "started", False)  # as in a new process
     said = []
 
     @contextlib.contextmanager
@@ -104,5 +119,5 @@ def test_every_kernel_warm_up_says_when_it_compiles(module, store, what, monkeyp
         yield
 
     monkeypatch.setattr(progress, "compiling", compiling)
-    (mod._warm_up_pareto if store == "_PARETO_WARM" else mod.warm_up)()
+    warm_up()
     assert said == [what]
