@@ -158,3 +158,37 @@ def test_compile_time_is_reported_apart_and_not_against_the_time_limit(module, n
     res = solve(Dataset(X, (X[:, 0] > 0.5).astype(int) ^ (rng.random(40) < 0.1)), time_limit=0.5)
     assert res.status is Status.OPTIMAL
     assert res.stats["compile_seconds"] == 1.0 and res.seconds < 1.0
+
+
+def _is_kernel(fn: ast.FunctionDef) -> str | None:
+    """``"internal"`` for a kernel compiled with ``**INTERNAL`` (no Python wrapper), ``"kernel"`` for another
+    kernel, None for a Python function."""
+    for d in fn.decorator_list:
+        text = ast.unparse(d)
+        if text.startswith("njit"):
+            return "internal" if "INTERNAL" in text else "kernel"
+    return None
+
+
+def test_internal_kernels_are_never_called_from_python():
+    # numba builds an INTERNAL kernel no Python wrapper: a call from Python would crash the interpreter, not raise
+    root = Path(__file__).parents[2]  # the project's source tree, also when the package is installed elsewhere
+    internal = {fn.name for path in (root / "odtmip" / "dp" / "_kernels").glob("*.py")
+                for fn in ast.walk(ast.parse(path.read_text()))
+                if isinstance(fn, ast.FunctionDef) and _is_kernel(fn) == "internal"}
+    assert len(internal) > 40
+    called = set()
+
+    def visit(node, in_kernel):
+        if isinstance(node, ast.FunctionDef):
+            in_kernel = _is_kernel(node) is not None
+        if not in_kernel and isinstance(node, (ast.Name, ast.Attribute)):
+            called.add((node.id if isinstance(node, ast.Name) else node.attr, str(path.relative_to(root))))
+        for child in ast.iter_child_nodes(node):
+            visit(child, in_kernel)
+
+    files = [p for folder in ("odtmip", "tests", "benchmarks", "examples") for p in (root / folder).rglob("*.py")]
+    assert len(files) > 50
+    for path in files:
+        visit(ast.parse(path.read_text()), False)
+    assert sorted((name, where) for name, where in called if name in internal) == []

@@ -17,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from odtmip.dp._kernels._common import NUMBA_CACHE, S_FULL, copy_words, hash_key, lex_lt
+from odtmip.dp._kernels._common import INTERNAL, NUMBA_CACHE, S_FULL, copy_words, hash_key, lex_lt
 
 
 class Cache(NamedTuple):
@@ -56,7 +56,7 @@ U_KEYS = 0  # keys in use
 U_ENTRIES = 1  # entries in use
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def find_key(cache, key, h):
     """Index of ``key`` (hash ``h``) or -1."""
     slots, keys, hashes = cache.slots, cache.keys, cache.hashes
@@ -77,7 +77,7 @@ def find_key(cache, key, h):
         s = (s + 1) & mask
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def add_key(cache, key, h, st):
     """Insert ``key`` (known absent) and return its index; -1 and the S_FULL flag when out of room."""
     slots, keys, used = cache.slots, cache.keys, cache.used
@@ -97,7 +97,7 @@ def add_key(cache, key, h, st):
     return k
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def key_index(cache, key, create, st):
     """Index of ``key``; with ``create`` insert it when absent (-1 if the table is full)."""
     h = hash_key(key)
@@ -107,7 +107,7 @@ def key_index(cache, key, create, st):
     return k
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def find_entry(cache, k, d, n):
     """The entry of key ``k`` for budget (d, n), or -1."""
     ei = cache.ints
@@ -119,7 +119,7 @@ def find_entry(cache, k, d, n):
     return -1
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def link_entry(cache, k, d, n, st):
     """A new entry of key ``k`` for budget (d, n), its other integer fields -1; -1 and the S_FULL flag if full."""
     ei, used = cache.ints, cache.used
@@ -136,7 +136,7 @@ def link_entry(cache, k, d, n, st):
     return e
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def entry_for(cache, k, d, n, st):
     """The entry of key ``k`` for budget (d, n), created with a zero bound if absent; -1 if full."""
     e = find_entry(cache, k, d, n)
@@ -154,7 +154,7 @@ def entry_for(cache, k, d, n, st):
     return e
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def find_optimal(cache, k, d, n):
     """Entry holding an optimal tree for budget (d, n) of key ``k``, or -1.
 
@@ -175,7 +175,7 @@ def find_optimal(cache, k, d, n):
     return -1
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def lower_bound(cache, k, d, n, tol):
     """Best stored lower bound (objective, nodes) for budget (d, n) of key ``k``.
 
@@ -197,7 +197,7 @@ def lower_bound(cache, k, d, n, tol):
     return lbc, lbn
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def solved_bound(cache, k, d, n, eq, pen, tol):
     """Lower bound (objective, nodes) for budget (d, n) of key ``k`` from its optima cached for other budgets,
     with ``pen`` > 0 per branch node and ``eq`` the subproblem's equivalent-points weight.
@@ -227,7 +227,7 @@ def solved_bound(cache, k, d, n, eq, pen, tol):
     return lbc, lbn
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def store_lower_bound(cache, k, d, n, lbc, lbn, tol, st):
     """Raise the lower bound of key ``k`` at budget (d, n) to (lbc, lbn) unless it is solved."""
     e = entry_for(cache, k, d, n, st)
@@ -239,7 +239,7 @@ def store_lower_bound(cache, k, d, n, lbc, lbn, tol, st):
         ei[e, E_LB_NODES] = lbn
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def store_optimal(cache, k, d, n, cost, nodes, depth, feature, feat_left, feat_right, terminal, st):
     """Record the optimal tree of key ``k`` at budget (d, n); its objective is also the lower bound."""
     e = entry_for(cache, k, d, n, st)
@@ -258,7 +258,7 @@ def store_optimal(cache, k, d, n, cost, nodes, depth, feature, feat_left, feat_r
     ei[e, E_TERMINAL] = terminal
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def store_leaf(cache, k, d, n, cost, st):
     """:func:`store_optimal` of a leaf: no branch node and no split."""
     none = np.int64(-1)

@@ -32,6 +32,12 @@ from odtmip.progress import dp_hook
 #: Compile with ``cache=True`` unless the environment says ``ODTMIP_NUMBA_CACHE=0``.
 NUMBA_CACHE = os.environ.get("ODTMIP_NUMBA_CACHE", "1") != "0"
 
+#: Compile options of a kernel that only other kernels call: numba then builds it no wrappers to be called from Python
+#: or C, whose unboxing of every array of its records costs compile time (about 2.5 s of the DP's first 22 s). Such a
+#: kernel must never be called from Python, where it would crash the interpreter;
+#: ``tests/dp/test_specialisations.py`` checks that no Python code names one.
+INTERNAL = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+
 INF = np.inf
 
 # leaf-cost codes
@@ -147,7 +153,7 @@ def clock():
     return t
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def check_clock(st, prm):
     """Count a search node and read the clock every ``CLOCK_EVERY`` nodes; report progress when due; True once
     past the deadline or the node limit."""
@@ -189,7 +195,7 @@ def row_lists(X):
     return start, features
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def past_deadline(st, deadline, work):
     """For loops with long steps: count ``work`` word operations and read the clock once ``CLOCK_WORK`` of
     them have passed; True once past ``deadline``."""
@@ -241,7 +247,7 @@ def leaf_cost(cnt, K, code):
     return total - best, label
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def max_class(cnt, K):
     """Largest class weight in ``cnt[0..K-1]``: the weight a leaf over these rows classifies correctly."""
     best = 0.0
@@ -322,7 +328,7 @@ def pack_budget(d, n):
     return n * BUDGET_BASE + d
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def class_counts(bits, cbits, wts, yv, K, unit, out):
     """Class weights of the rows in ``bits`` into ``out[0..K-1]`` and their number into ``out[K]``.
 
@@ -377,13 +383,13 @@ def _and_weight(a, b, flip, wts, unit):
     return s
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def weight_minus(a, b, wts, unit):
     """Total weight of the rows in ``a`` and not in ``b`` (|D_old \\ D_new| of [MurTree] §4.5)."""
     return _and_weight(a, b, ~np.uint64(0), wts, unit)
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def masked_weight(a, b, wts, unit):
     """Total weight of the rows in both ``a`` and ``b``."""
     return _and_weight(a, b, np.uint64(0), wts, unit)
@@ -397,7 +403,7 @@ def copy_words(dst, src):
         dst[i] = src[i]
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def hash_key(key):
     """64-bit hash of a bitset key (splitmix-style mixing of every word)."""
     h = np.uint64(0x9E3779B97F4A7C15)

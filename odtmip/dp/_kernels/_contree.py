@@ -61,6 +61,7 @@ from odtmip.dp._kernels._cache import (
 from odtmip.dp._kernels._common import (
     COST_ERRORS,
     INF,
+    INTERNAL,
     NUMBA_CACHE,
     S_CACHE_HITS,
     S_DEPTH1,
@@ -149,7 +150,7 @@ def new_work(depth: int, n_features: int, n_rows: int, n_classes: int) -> Work:
     )
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def side_counts(rows, labs, wts, m, side, K, counts):
     """Class weights (``counts[s, 0..K-1]``), row counts (``counts[s, K]``) and weights (``counts[s, K+1]``) of
     both sides of ``rows[:m]`` (classes ``labs``, weights ``wts`` in the same order)."""
@@ -161,7 +162,7 @@ def side_counts(rows, labs, wts, m, side, K, counts):
         counts[s, K + 1] += wts[i]
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _evaluate_threshold(scan, counts, K, pen, tol, w, best, code, new_code):
     """One threshold of a side in :func:`best_stumps`: the rows counted in ``scan`` (weight ``w``) left, the rest
     of ``counts`` right, each a leaf (Eq. 13), plus ``pen``. Returns ``(best, code)`` updated when it costs less
@@ -189,7 +190,7 @@ def _evaluate_threshold(scan, counts, K, pen, tol, w, best, code, new_code):
     return best, code, major, scan[major], w - scan[major] + t, w + t + best_out - second_out
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def best_stumps(offsets, work, prm, level, m):
     """Optimal depth-one trees of both sides of the rows ``work.rows[level, :, :m]`` ([ConTree] Alg. 2).
 
@@ -276,14 +277,14 @@ def partition(work, level, m, target):
     return c
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def mark_sides(rows, m, p, side):
     """Side 0 for the first ``p`` of ``rows[:m]``, side 1 for the rest."""
     for i in range(m):
         side[rows[i]] = 0 if i < p else 1
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def instance_key(rows, m, key):
     """Bitset of the rows ``rows[:m]`` into ``key`` (the dataset-cache key, [MurTree] §4.6)."""
     key[:] = 0
@@ -292,7 +293,7 @@ def instance_key(rows, m, key):
         key[r >> 6] |= np.uint64(1) << np.uint64(r & 63)
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def first_beyond(cw, lo, hi, base, dist):
     """Smallest j in [lo, hi] with cw[j] - base > dist (hi + 1 if none); ``cw`` non-decreasing."""
     while lo <= hi:
@@ -304,7 +305,7 @@ def first_beyond(cw, lo, hi, base, dist):
     return lo
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def last_before(cw, lo, hi, base, dist):
     """Largest j in [lo, hi] with base - cw[j] > dist (lo - 1 if none); ``cw`` non-decreasing."""
     while lo <= hi:
@@ -316,7 +317,7 @@ def last_before(cw, lo, hi, base, dist):
     return hi
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def stopped_bound(queue, first, tail, rec, best, last, slack, prm):
     """A lower bound on the root's optimum T(D, d) when its search stopped inside the threshold search of a
     feature f, with the intervals ``queue[first:tail]`` (the one in hand first) not yet searched.

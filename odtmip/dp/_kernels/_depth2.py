@@ -39,6 +39,7 @@ from numba import njit
 from odtmip.dp._kernels._common import (
     COST_ERRORS,
     INF,
+    INTERNAL,
     NUMBA_CACHE,
     S_DEPTH1,
     S_DEPTH2,
@@ -115,7 +116,7 @@ def new_scratch(n: int, p: int, words: int, n_classes: int, frequency: bool) -> 
     )
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _compact(data, scr, D, K):
     """Phase 1, bitset form: per-feature and per-class bitsets over the rows of ``D`` renumbered 0..|D|-1;
     returns their number of words."""
@@ -158,7 +159,7 @@ def _compact(data, scr, D, K):
     return nw
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _add_row(fq, s, r, sign, data, K):
     """Add (sign=+1) or remove (-1) row ``r`` from frequency counter ``s``: all pairs of its features."""
     wts, yv, rptr, ridx = data.weights, data.labels, data.row_start, data.row_features
@@ -181,7 +182,7 @@ def _word_work(data):
     return 32 * m * (m + 1)
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _add_rows(fq, s, bits, sign, data, K, st, deadline):
     """Add or remove every row of ``bits`` from counter ``s``; stops (unfinished) once past ``deadline``."""
     for i in range(bits.shape[0]):
@@ -239,7 +240,7 @@ def _frequency(data, scr, prm, st, D, n_rows):
     return s
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _cell_cost(cell, K, code, minrows):
     """Leaf cost of a cell, +inf when it has fewer than ``minrows`` rows (empty cells included)."""
     if cell[K] < minrows:
@@ -262,7 +263,7 @@ def _record_pair(i, j, l00, l01, l10, l11, bLc, bLf, bRc, bRf, tol):
         bRc[j], bRf[j] = l01 + l11, i
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _pairs_general(scr, prm, st, na, nw, s, cnt):
     """Phase 2 for any K and cost: best child split of each side of each root, over all feature pairs; stops
     (unfinished) once past the deadline."""
@@ -314,7 +315,7 @@ def _binary_cost(rows, pos, minrows):
     return min(pos, rows - pos)
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _pairs_binary(scr, prm, st, na, nw, cnt):
     """Phase 2 specialised to two classes, unit weights and misclassifications (the common case).
 

@@ -29,6 +29,7 @@ from numba import njit
 from odtmip.dp._kernels._cache import Cache, find_entry, grow_tables, key_index, link_entry, new_tables
 from odtmip.dp._kernels._common import (
     INF,
+    INTERNAL,
     N_STATS,
     NUMBA_CACHE,
     S_CACHE_HITS,
@@ -116,7 +117,7 @@ def merge(A, B, PF, tol):
     return nondominated(out[:r], tol)
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _pairwise(L1, L2, take_max, tol):
     """The minimal points of {l1 + l2} (or of {max(l1, l2)} with ``take_max``) over two (k, 2) arrays."""
     out = np.empty((L1.shape[0] * L2.shape[0], 2))
@@ -152,7 +153,7 @@ def maximal(U, tol):
     return _thin(M, k, tol)
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _push_maximal(M, k, x, y):
     """Offer (x, y) to the maximal points ``M[:k]`` (x strictly ascending, y strictly descending) of the points
     offered so far, in non-decreasing x: a stack, the points (x, y) dominates are popped. Returns the new k."""
@@ -165,7 +166,7 @@ def _push_maximal(M, k, x, y):
     return k + 1
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _thin(M, k, tol):
     """The exact maximal points ``M[:k]`` (x ascending) thinned within ``tol``: by x descending, a point is kept
     when its y exceeds the last kept one's by more than tol. A dominated point never passes this rule nor changes
@@ -301,7 +302,7 @@ def meet(L1, L2, tol):
     return _pairwise(L1, L2, np.bool_(True), tol)
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def similarity_bound(L, removed_neg, removed_pos, tol):
     """[DS21] Eq. 6: a lower bound of a new row set from one ``L`` of an old row set at the same budget, when
     ``removed_neg`` (``removed_pos``) weight of negatives (positives) of the old set is not in the new one:
@@ -313,7 +314,7 @@ def similarity_bound(L, removed_neg, removed_pos, tol):
     return minimal(out, tol)
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def leaf_front(pos, neg, tol):
     """The front of a single leaf: nd({(neg, 0) predicting positive, (0, pos) predicting negative})."""
     P = np.zeros((2, NCOL))
@@ -335,7 +336,7 @@ def _word_weights(word, pos_word, base, weights, unit):
     return word_weight(pos, base, weights), word_weight(neg, base, weights)
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def class_weights(bits, pos_bits, weights, unit):
     """(positive, negative) weight of the rows in ``bits``."""
     pos = 0.0
@@ -347,7 +348,7 @@ def class_weights(bits, pos_bits, weights, unit):
     return pos, neg
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def removed_weights(old, new, pos_bits, weights, unit):
     """(positive, negative) weight of the rows in ``old`` and not in ``new`` (r+ and r- of [DS21] Eq. 6)."""
     pos = 0.0
@@ -359,7 +360,7 @@ def removed_weights(old, new, pos_bits, weights, unit):
     return pos, neg
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _count_pairs(bits, pos_bits, weights, unit, row_start, row_features, fpos, fneg, pos2, neg2):
     """Frequency counting ([MurTree] §4.3): the positive and negative weight of the rows in ``bits`` with
     feature f (``fpos[f]``, ``fneg[f]``) and with features f != g both present (``pos2[f, g]``, ``neg2[f, g]``,
@@ -395,7 +396,7 @@ def _count_pairs(bits, pos_bits, weights, unit, row_start, row_features, fpos, f
             neg2[g, f] = neg2[f, g]
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _dominated(F, k, fp, fn, nodes, tol):
     """-1 when a point of the front ``F[:k]`` dominates (fp, fn) or equals it (within ``tol``) with no more branch
     nodes than ``nodes``; else the number of points with fp no larger (within ``tol``), where it would go. Binary
@@ -461,7 +462,7 @@ def _keep(F, k, B, key, fp, fn, nodes, kind, feature, a, b, c, tol):
     return k
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _sweep(F, k, B, key, top):
     """The front of the buckets 0..``top`` of :func:`_keep` into ``F`` (fn strictly descending as fp ascends);
     ``k`` (the length of F) unchanged without buckets. Returns the new k."""
@@ -486,7 +487,7 @@ def _offer(code, fp, fn, nodes, m, index):
     code[i] = min(code[i], (np.int64(fn) * 4 + np.int64(nodes)) * m + index)
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _read_codes(code, top, m, out):
     """The front of the code buckets 0..``top`` of :func:`_offer` (fn strictly descending as fp ascends) into the
     rows (fp, fn, nodes, index) of ``out``, the buckets emptied; returns its length."""
@@ -511,7 +512,7 @@ def _child_columns(index):
     return np.float64((index - 2) // 2), np.float64(1 + (index - 2) % 2)
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _child_front(C, cand, code, pts, p_side, n_side, fpos, fneg, pos2, neg2, f, present, splits, tol):
     """The front, in ``C`` (2p + 2 rows), of one child of a root split on ``f`` (``present``: the rows with f) over
     its leaf and, with ``splits``, every split on g != f; returns its length. ``P_A`` holds g (-1: the leaf) and
@@ -555,7 +556,7 @@ def _child_front(C, cand, code, pts, p_side, n_side, fpos, fneg, pos2, neg2, f, 
     return k
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _add_roots(best, k, B, key, L, kl, R, kr, f, tol):
     """nd(best[:k] u Merge(L[:kl], R[:kr])): the trees of root ``f`` whose children are points of the child fronts
     (labels: left bits 0-1, right 2-3), offered to the buckets ``B``, ``key`` of :func:`_keep` or, without
@@ -703,7 +704,7 @@ class FrontSearch(NamedTuple):
     st: np.ndarray  # int64 (N_PARETO_STATS,): statistics and flags
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _no_ceiling():
     U = np.empty((1, 2))
     U[0, 0] = INF
@@ -711,13 +712,13 @@ def _no_ceiling():
     return U
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _under(F, U, tol):
     """The rows of ``F`` in Down(U)."""
     return F[allowed(F, U, tol)]
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _points(F, G):
     """The (fp, fn) pairs of the rows of ``F`` followed by the points of ``G`` (k, 2), as one (k', 2) array."""
     L = np.empty((F.shape[0] + G.shape[0], 2))
@@ -730,7 +731,7 @@ def _points(F, G):
     return L
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _push(dst, used, c, P, st):
     """Append the rows of ``P`` to ``dst`` (``used[c]`` rows in use); their first row, or -1 and S_FULL."""
     r = used[c]
@@ -744,7 +745,7 @@ def _push(dst, used, c, P, st):
     return r
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _kept_row(F, i, where, store, st):
     """The row of ``store.rows`` holding row ``i`` of ``F``, copied there at the first call (``where`` maps)."""
     if where[i] < 0:
@@ -752,7 +753,7 @@ def _kept_row(F, i, where, store, st):
     return where[i]
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _keep_children(PF, A, B, store, st):
     """Copy the children of the new split points of ``PF`` (P_C = -1: P_A, P_B are rows of A and B) to
     ``store.rows`` and point P_A, P_B there; the children of a point stay rebuildable whatever is stored."""
@@ -765,7 +766,7 @@ def _keep_children(PF, A, B, store, st):
             PF[r, P_C] = 0
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _stored(store, e):
     """(front, bound) stored in entry ``e`` (empty arrays where none)."""
     ei = store.cache.ints
@@ -822,7 +823,7 @@ def _store(s, D, d, n, F, U):
         archive_subproblem(s.archive, D, k, _slot(s, d, n))
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _bound(s, D, d, n):
     """A lower bound of PF(D, d, n) (a (k, >= 2) array, its first two columns the points): its stored front or
     bound, met with the similarity bounds (D) of the row sets archived at the same budget."""
@@ -851,7 +852,7 @@ def _bound(s, D, d, n):
     return L
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _split_rows(D, fb, DL, DR):
     """The rows of ``D`` without (``DL``) and with (``DR``) the feature ``fb``; whether both are non-empty."""
     any_l = False

@@ -75,6 +75,7 @@ from odtmip.dp._kernels._cache import (
 from odtmip.dp._kernels._common import (
     CNT_EQUIV,
     INF,
+    INTERNAL,
     NUMBA_CACHE,
     S_CACHE_HITS,
     S_CAPPED,
@@ -175,7 +176,7 @@ def grow_archive(archive: Archive | None, depth: int, words: int) -> Archive:
     return new
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def similarity_bound(cache, archive, D, d, n, wts, unit, tol):
     """Similarity lower bound on the objective of ``D`` at budget (d, n), [MurTree] §4.5.
 
@@ -195,7 +196,7 @@ def similarity_bound(cache, archive, D, d, n, wts, unit, tol):
     return best
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def archive_subproblem(archive, D, k, d):
     """Remember solved ``D`` (cache key ``k``) at depth ``d``; when full, replace the most similar entry."""
     abits, akeys, size = archive.bits, archive.keys, archive.size
@@ -214,7 +215,7 @@ def archive_subproblem(archive, D, k, d):
     akeys[d, j] = k
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _within(c, nodes, depth, ubc, ubn, tol):
     """Return the tree (c, nodes, depth) if it meets the bound, else the infeasible marker."""
     if c < INF and lex_le(c, nodes, ubc, ubn, tol):
@@ -243,7 +244,7 @@ def _cached_bound(cache, k, d, n, equiv, pen, tol):
     return lbc, lbn
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _child_bound(cache, k, d, n, leaf, equiv, pen, tol):
     """Lower bound of a child: its leaf cost when it gets no node, else :func:`_cached_bound`."""
     if n == 0:
@@ -263,7 +264,7 @@ def _leaf_or_split(lbc, lbn, leaf, equiv, n, pen, tol, inc_acc):
     return lbc, lbn
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _split_bound(lb_lc, lb_ln, lb_rc, lb_rn, leaf_l, leaf_r, eq_l, eq_r, n_l, n_r, pen, tol, tc, tn, inc_acc):
     """Lower bounds on the trees that split on a feature, whose children have the bounds (lb_lc, lb_ln) and
     (lb_rc, lb_rn).
@@ -291,7 +292,7 @@ def _split_bound(lb_lc, lb_ln, lb_rc, lb_rn, leaf_l, leaf_r, eq_l, eq_r, n_l, n_
     return c, k, cp, kp
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _node_bound(cache, archive, prm, st, wts, key, k, D, equiv, pen, d, n, ubc, ubn):
     """Lower bound (objective, nodes) of the subproblem ``D`` (cache key ``key``, index ``k`` or -1) at budget
     (d, n): its cached bound (:func:`_cached_bound`, ``pen`` > 0 for the bound from its other optima), raised
@@ -317,7 +318,7 @@ def _node_bound(cache, archive, prm, st, wts, key, k, D, equiv, pen, d, n, ubc, 
     return k, lbc, lbn
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _solve_depth_two(data, scr, cache, archive, prm, st, key, k, D, cnt, d, n):
     """Optimal (objective, nodes, depth) of ``D`` at budget (d, n), d <= 2, by the depth-two solver ([MurTree]
     §4.3-4.4). Its results are exact whatever the upper bound, so every budget it solves is cached ([MurTree]
@@ -435,7 +436,7 @@ def _split_children(fb, cbits, wts, yv, zbits, prm, D, cnt, DL, DR, cL, cR):
     return _SPLIT_USABLE
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
 def _child_keys(key, f, key_l, key_r):
     """Branch-cache keys of the children on feature ``f``: the parent's path literals ``key`` plus 2f (f absent)
     or 2f + 1 (f present)."""
