@@ -143,21 +143,24 @@ def test_recursive_kernels_call_themselves_once():
 def test_compile_time_is_reported_apart_and_not_against_the_time_limit(module, name, solve, numeric, monkeypatch):
     mod = importlib.import_module(module)
     getattr(mod, name)()  # this process's kernels, compiled or loaded
-    calls = []
+    calls, compiled_at = [], []
 
     def first_run() -> float:  # a first run in a fresh environment: one second of compiling, once
         calls.append(1)
         if len(calls) > 1:
             return 0.0
         time.sleep(1.0)
+        compiled_at.append(time.perf_counter())
         return 1.0
 
     monkeypatch.setattr(mod, name, first_run)
     rng = np.random.default_rng(3)
     X = rng.random((40, 2)) if numeric else rng.integers(0, 2, size=(40, 3))
     res = solve(Dataset(X, (X[:, 0] > 0.5).astype(int) ^ (rng.random(40) < 0.1)), time_limit=0.5)
-    assert res.status is Status.OPTIMAL
-    assert res.stats["compile_seconds"] == 1.0 and res.seconds < 1.0
+    since_compiled = time.perf_counter() - compiled_at[0]
+    assert res.status is Status.OPTIMAL  # the 0.5 s limit was not spent on the 1 s compile
+    assert res.stats["compile_seconds"] == 1.0
+    assert res.seconds <= since_compiled  # the solve's clock started after the compile ended
 
 
 def _is_kernel(fn: ast.FunctionDef) -> str | None:
