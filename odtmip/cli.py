@@ -297,7 +297,8 @@ def _cmd_fit(args) -> int:
     if result.tree is not None:
         print(result.tree.to_text())
     compiled = result.stats.get("compile_seconds", 0.0)
-    print(f"solver: {record['solver']}  status: {record['status']}  time: {result.seconds:.3f} s"
+    engine = f" ({result.stats['engine']} engine)" if "engine" in result.stats else ""
+    print(f"solver: {record['solver']}{engine}  status: {record['status']}  time: {result.seconds:.3f} s"
           + (f" (+ {compiled:.3f} s compiling the DP kernels)" if compiled else ""))
     print(f"optimal over: {record['split_space']}")
     if result.tree is not None:

@@ -39,7 +39,9 @@ a positive penalty to prune much, except equivalent points, which also bounds th
 This module is the orchestration: option checks, preprocessing of the columns, the time limit, growing the
 cache, rebuilding the :class:`~odtmip.tree.Tree` and the :class:`~odtmip.results.SolveResult`. The search
 itself is one compiled recursion (:mod:`odtmip.dp._kernels._search`); :mod:`odtmip.dp.reference` is the
-readable version of the same recursion.
+readable version of the same recursion. :func:`solve_dp` hands small problems (depth <= 4, an estimated run time
+well under a second) to :mod:`odtmip.dp.pairwise`, which solves them in numpy without compiling anything
+(:attr:`DPOptions.engine`).
 
 Preprocessing: columns constant on the data are dropped, and duplicate or complementary columns are merged
 (a split on f and on not-f is the same split with the children swapped). Each kept column is stored with
@@ -139,6 +141,7 @@ EXACT_INTEGERS = 2.0**53
 
 COUNTING = ("auto", "bitset", "frequency")
 CACHE_KINDS = ("dataset", "branch", None)
+ENGINES = ("auto", "compiled", "pairwise")
 
 
 @dataclass(frozen=True)
@@ -203,6 +206,14 @@ class DPOptions:
         (objective, nodes)). Off: the first optimal tree the search meets, as [STreeD] and DL8.5 return; the
         objective is the same, the tree may have more nodes, and the search can be much faster when many
         trees are optimal (a perfect tree at a generous depth). The only switch that can change the tree.
+    engine : {"auto", "compiled", "pairwise"}
+        Which engine :func:`solve_dp` runs. ``"compiled"``: the search of :mod:`odtmip.dp._kernels._search`, whose
+        techniques the switches above choose; in a new environment it first compiles its kernels (about 20 s,
+        once: later processes load them from numba's disk cache). ``"pairwise"``: :mod:`odtmip.dp.pairwise`, in
+        numpy only, for depth <= 4 and small data: nothing to compile. ``"auto"``: the pairwise engine for the
+        problems :func:`odtmip.dp.pairwise.suits` accepts when every other switch has its default, else the
+        compiled search. Both return an optimal tree with the fewest branch nodes; where several such trees
+        exist they may return different ones. :class:`DPSolver` is always the compiled search.
     """
 
     depth_two: bool = True
@@ -222,8 +233,11 @@ class DPOptions:
     leaf_accuracy: bool = True
     iterative_deepening: bool = True
     fewest_nodes: bool = True
+    engine: str = "auto"
 
     def __post_init__(self):
+        if self.engine not in ENGINES:
+            raise OptionError(f"engine must be one of {ENGINES}, got {self.engine!r}")
         if self.counting not in COUNTING:
             raise OptionError(f"counting must be one of {COUNTING}, got {self.counting!r}")
         if self.cache not in CACHE_KINDS:
@@ -252,6 +266,34 @@ def _check_penalty(penalty, name: str = "penalty") -> float:
     if not math.isfinite(value) or value < 0:
         raise OptionError(f"{name} must be finite and >= 0, got {penalty!r}")
     return value
+
+
+def _check_penalties(penalty, leaf_penalty) -> tuple[float, float | None]:
+    """``penalty`` (per branch node) and ``leaf_penalty`` (per leaf, or None) checked; at most one is given."""
+    penalty = _check_penalty(penalty)
+    if leaf_penalty is None:
+        return penalty, None
+    if penalty != 0:
+        raise OptionError("give either penalty (per branch node, in errors) or leaf_penalty (per leaf, "
+                          "as a fraction of the data), not both")
+    return penalty, _check_penalty(leaf_penalty, "leaf_penalty")
+
+
+def _runs_pairwise(dataset: Dataset, max_depth, options, memory_limit: float | None) -> bool:
+    """Whether :func:`solve_dp` runs the pairwise engine (:attr:`DPOptions.engine`)."""
+    from odtmip.dp import pairwise  # it builds on this module
+
+    options = DPOptions() if options is None else options
+    if not isinstance(options, DPOptions) or options.engine == "compiled":
+        return False
+    if max_depth is not None:
+        max_depth = _check_int("max_depth", max_depth, 0, MAX_DEPTH_CAP)
+    if options.engine == "pairwise":
+        if max_depth is None or max_depth > pairwise.MAX_DEPTH:
+            raise OptionError(f"engine='pairwise' needs max_depth <= {pairwise.MAX_DEPTH}, got {max_depth}")
+        return True
+    defaults = replace(options, engine="compiled") == DPOptions(engine="compiled")
+    return defaults and pairwise.suits(dataset, max_depth, memory_limit)
 
 
 def _check_time_limit(time_limit) -> float | None:
@@ -348,6 +390,24 @@ def encode_columns(Xb: np.ndarray, merge: bool) -> _Encoding:
     return _Encoding(np.ascontiguousarray(X), orig, flip)
 
 
+def internal_branch(dataset: Dataset, enc: _Encoding, f: int, absent, present):
+    """Branch on internal feature ``f`` of ``enc``: mapped back to the original column of ``dataset`` (the children
+    swap if the column was flipped)."""
+    split = dataset.split_of(int(enc.orig[f]))
+    if enc.flip[f]:
+        return branch(split, present, absent)
+    return branch(split, absent, present)
+
+
+def internal_spec(dataset: Dataset, enc: _Encoding, spec):
+    """Tree spec of a tree over the internal features of ``enc`` (a class index, or (feature, absent, present))."""
+    if isinstance(spec, tuple):
+        f, absent, present = spec
+        return internal_branch(dataset, enc, f, internal_spec(dataset, enc, absent),
+                               internal_spec(dataset, enc, present))
+    return leaf(spec)
+
+
 def equivalent_minority(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> np.ndarray:
     """Rows outside the majority class (by weight) of their group of identical rows of ``X``.
 
@@ -433,18 +493,16 @@ class DPSolver:
                  memory_limit: float | None = MEMORY_LIMIT):
         self.dataset = dataset
         self.min_leaf = _check_int("min_leaf", min_leaf, 1)
-        penalty = _check_penalty(penalty)
-        self.leaf_penalty = None if leaf_penalty is None else _check_penalty(leaf_penalty, "leaf_penalty")
+        penalty, self.leaf_penalty = _check_penalties(penalty, leaf_penalty)
         self.total_weight = float(np.sum(dataset.weights))
         if self.leaf_penalty is not None:
-            if penalty != 0:
-                raise OptionError("give either penalty (per branch node, in errors) or leaf_penalty (per leaf, "
-                                  "as a fraction of the data), not both")
             penalty = self.leaf_penalty * self.total_weight
         self.penalty = penalty
         self.options = DPOptions() if options is None else options
         if not isinstance(self.options, DPOptions):
             raise OptionError(f"options must be a DPOptions, got {type(self.options).__name__}")
+        if self.options.engine == "pairwise":
+            raise OptionError("DPSolver is the compiled search; engine='pairwise' is an option of solve_dp")
         unit = dataset.sample_weight is None or bool(np.all(dataset.sample_weight == 1.0))
         counting = self.options.counting
         if counting == "bitset" and not unit:
@@ -566,7 +624,8 @@ class DPSolver:
         limit = _check_time_limit(time_limit)
         compile_seconds = warm_up()
         t0 = time.perf_counter()
-        stats: dict = {"features": self._p, "features_raw": int(self.dataset.Xb.shape[1]), "tolerance": self._tol}
+        stats: dict = {"engine": "compiled", "features": self._p, "features_raw": int(self.dataset.Xb.shape[1]),
+                       "tolerance": self._tol}
         if compile_seconds:
             stats["compile_seconds"] = compile_seconds
         if self.leaf_penalty is not None:
@@ -697,18 +756,11 @@ class DPSolver:
         stats["greedy_seconds"] = time.perf_counter() - t0
         if g.nodes == 0 or (node_limit is not None and g.nodes > node_limit):
             return None
-        spec = self._internal_spec(g.spec)
+        spec = internal_spec(self.dataset, self._enc, g.spec)
         n = (1 << g.depth) - 1 if node_limit is None else min(node_limit, (1 << g.depth) - 1)
         self._verify(self.dataset.new_tree(spec), g.cost, g.depth, n)
         stats["greedy_objective"] = self._report(g.cost)
         return spec, g.cost, g.nodes, g.depth, n
-
-    def _internal_spec(self, spec):
-        """Tree spec of a tree over internal features (a class index, or (feature, absent, present))."""
-        if isinstance(spec, tuple):
-            f, absent, present = spec
-            return self._branch(f, self._internal_spec(absent), self._internal_spec(present))
-        return leaf(spec)
 
     def _run(self, d: int, n: int, ubc: float, ubn: int, prm: Params):
         """One search of the root at budget (d, n) under the upper bound (ubc, ubn), growing the cache as needed.
@@ -828,11 +880,7 @@ class DPSolver:
         return leaf(int(np.argmax(counts)))
 
     def _branch(self, f: int, absent, present):
-        """Branch on internal feature ``f``: map back to the original column (children swap if flipped)."""
-        split = self.dataset.split_of(int(self._enc.orig[f]))
-        if self._enc.flip[f]:
-            return branch(split, present, absent)
-        return branch(split, absent, present)
+        return internal_branch(self.dataset, self._enc, f, absent, present)
 
     def _split_leaves(self, bits: np.ndarray, key: np.ndarray, f: int):
         left, _ = self._child(bits, key, f, False)
@@ -971,6 +1019,14 @@ def solve_dp(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | None 
         two_class["options"] = two_class.pop("pareto_options")
         return solve_pareto(dataset, max_depth, max_nodes, time_limit, **two_class)
     limit = _check_time_limit(time_limit)
+    if _runs_pairwise(dataset, max_depth, options, memory_limit):
+        from odtmip.dp.pairwise import solve_pairwise  # it builds on this module
+
+        min_leaf = _check_int("min_leaf", min_leaf, 1)
+        if max_nodes is not None:
+            max_nodes = _check_int("max_nodes", max_nodes, 0)
+        penalty, leaf_penalty = _check_penalties(penalty, leaf_penalty)
+        return solve_pairwise(dataset, max_depth, max_nodes, min_leaf, penalty, leaf_penalty, limit)
     compile_seconds = warm_up()  # before the clock starts (the solve below reports it)
     t0 = time.perf_counter()
     solver = DPSolver(dataset, min_leaf=min_leaf, penalty=penalty, leaf_penalty=leaf_penalty, options=options,

@@ -1,4 +1,6 @@
-"""The compiled DP against the readable reference and brute force on tiny random data ([MurTree] Eq. 1)."""
+"""The DP against the readable reference and brute force on tiny random data ([MurTree] Eq. 1): DPSolver is the
+compiled search; solve_dp gives such small problems to the pairwise engine, so where a test compares the two it
+compares the engines."""
 
 import math
 

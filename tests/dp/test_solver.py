@@ -88,7 +88,7 @@ def test_a_timed_out_solve_leaves_the_cache_sound(rng):
 
 
 def test_stats_are_reported(small):
-    res = solve_dp(small, 3)
+    res = solve_dp(small, 3, options=DPOptions(engine="compiled"))
     for key in ("cache_entries", "depth_two_calls", "nodes", "search_seconds"):
         assert key in res.stats
     assert res.stats["depth_two_calls"] >= 1 and res.stats["cache_entries"] >= 1

@@ -17,7 +17,7 @@ import pytest
 
 import odtmip.dp._kernels as kernels
 from odtmip.data import Dataset
-from odtmip.dp import solve_contree, solve_dp
+from odtmip.dp import DPOptions, solve_contree, solve_dp
 from odtmip.results import Status
 
 # In a fresh process: each engine's warm-up, then that engine's solves over its options, limits, weights and stops;
@@ -55,9 +55,10 @@ def pareto_solves():
         solve_dp(ds, 5, metric="f1", time_limit=1e-3)
 
 def dp_solves():
+    compiled = DPOptions(engine="compiled")  # (small problems go to the pairwise engine, which compiles nothing)
     for ds in data:
-        solve_dp(ds, 4)
-        solve_dp(ds, 3, max_nodes=4, min_leaf=5)
+        solve_dp(ds, 4, options=compiled)
+        solve_dp(ds, 3, max_nodes=4, min_leaf=5, options=compiled)
         solve_dp(ds, None, leaf_penalty=0.01)
         solve_dp(ds, 6, time_limit=1e-3)
         for options in (DPOptions(cache="branch"), DPOptions(cache=None), DPOptions(counting="frequency"),
@@ -136,7 +137,8 @@ def test_recursive_kernels_call_themselves_once():
 
 
 @pytest.mark.parametrize("module, name, solve, numeric", [
-    ("odtmip.dp.solver", "warm_up", lambda ds, **kw: solve_dp(ds, 2, **kw), False),
+    ("odtmip.dp.solver", "warm_up", lambda ds, **kw: solve_dp(ds, 2, options=DPOptions(engine="compiled"), **kw),
+     False),
     ("odtmip.dp.pareto", "_warm_up_pareto", lambda ds, **kw: solve_dp(ds, 2, metric="f1", **kw), False),
     ("odtmip.dp.contree", "warm_up", lambda ds, **kw: solve_contree(ds, 2, **kw), True),
 ])
