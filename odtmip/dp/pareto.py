@@ -343,7 +343,6 @@ def _warm_up_pareto() -> float:
         stopped.front(max_depth=3)
 
 
-
 # ============================================================================================ objectives
 @dataclass(frozen=True)
 class Objective:

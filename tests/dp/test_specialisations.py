@@ -85,17 +85,13 @@ print(json.dumps(out))
 """
 
 
-def _probe() -> dict:
+@pytest.fixture(scope="module")
+def probe() -> dict:
     # a fresh compile (the disk cache off): a kernel loaded from the cache does not type its callees again
     env = dict(os.environ, ODTMIP_NUMBA_CACHE="0")
     proc = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, env=env, timeout=900)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-@pytest.fixture(scope="module")
-def probe():
-    return _probe()
 
 
 def test_every_kernel_compiles_once_per_record_type(probe):
