@@ -299,7 +299,7 @@ def _cmd_fit(args) -> int:
     compiled = result.stats.get("compile_seconds", 0.0)
     engine = f" ({result.stats['engine']} engine)" if "engine" in result.stats else ""
     print(f"solver: {record['solver']}{engine}  status: {record['status']}  time: {result.seconds:.3f} s"
-          + (f" (+ {compiled:.3f} s compiling the DP kernels)" if compiled else ""))
+          + (f" (+ {compiled:.3f} s compiling or loading the numba kernels)" if compiled else ""))
     print(f"optimal over: {record['split_space']}")
     if result.tree is not None:
         print(f"training accuracy: {record['accuracy']:.4f}  "

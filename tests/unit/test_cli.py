@@ -38,6 +38,9 @@ def test_fit_plain_output(capsys):
     code, out, _ = run(capsys, "fit", "tic-tac-toe", "--depth", "2")
     assert code == 0
     assert "status: optimal" in out and "training accuracy" in out and "|---" in out
+    assert "solver: dp (pairwise engine)  status: optimal" in out and "compiling" not in out  # a small problem
+    code, out, _ = run(capsys, "fit", "tic-tac-toe", "--depth", "5")
+    assert "solver: dp (compiled engine)  status: optimal" in out
 
 
 def test_fit_file_with_target_and_format(capsys, tmp_path, rng):
