@@ -5,7 +5,7 @@ branch-node limits, ``min_leaf``, a penalty per branch node or per leaf, sample 
 the same answer: an optimal tree with the fewest branch nodes among the optimal ones, its objective recomputed by
 routing. It is written in numpy only, so it runs at once in a new environment, where the compiled search first
 spends about 20 seconds compiling its kernels. :func:`odtmip.dp.solve_dp` hands it the problems it finishes in
-about a tenth of a second (:func:`suits`); tests compare it with the compiled search and with brute force.
+a few hundredths of a second (:func:`suits`); tests compare it with the compiled search and with brute force.
 
 **Depth two** ([MurTree] §4.3). For a set D of rows, the class weights of the rows with column i present,
 F_c(i), and with columns i and j both present, F_c(i, j), give the class weights of every cell of every pair of
@@ -52,7 +52,7 @@ MAX_DEPTH = 4
 #: :func:`suits` accepts a problem whose estimated run time (:func:`estimated_seconds`) is at most this: once the
 #: compiled search is compiled it solves these problems in milliseconds, so repeated fits (cross-validation) lose
 #: at most about this much each, against a compile of about 20 s saved on the first.
-BUDGET_SECONDS = 0.1
+BUDGET_SECONDS = 0.04
 #: :func:`suits` accepts a problem whose arrays (:func:`estimated_memory_gib`) take at most this many GiB.
 BUDGET_GIB = 0.125
 #: Calibration of :func:`estimated_seconds`: seconds per depth-two call, and per multiply-add of its products

@@ -40,7 +40,7 @@ This module is the orchestration: option checks, preprocessing of the columns, t
 cache, rebuilding the :class:`~odtmip.tree.Tree` and the :class:`~odtmip.results.SolveResult`. The search
 itself is one compiled recursion (:mod:`odtmip.dp._kernels._search`); :mod:`odtmip.dp.reference` is the
 readable version of the same recursion. :func:`solve_dp` hands small problems (depth <= 4, an estimated run time
-of at most a tenth of a second) to :mod:`odtmip.dp.pairwise`, which solves them in numpy without compiling anything
+of a few hundredths of a second) to :mod:`odtmip.dp.pairwise`, which solves them in numpy without compiling anything
 (:attr:`DPOptions.engine`).
 
 Preprocessing: columns constant on the data are dropped, and duplicate or complementary columns are merged
