@@ -44,7 +44,15 @@ import numpy as np
 
 from odtmip.data import Dataset
 from odtmip.dp.anytime import greedy_tree
-from odtmip.dp.solver import encode_columns, equivalent_minority, internal_spec, tie_tolerance, verify_tree
+from odtmip.dp.solver import (
+    encode_columns,
+    equivalent_minority,
+    internal_spec,
+    reported,
+    routed_objective,
+    tie_tolerance,
+    verify_tree,
+)
 from odtmip.results import SolveResult, Status
 
 #: Deepest tree solved here; deeper trees need the compiled search's bounds.
@@ -251,9 +259,6 @@ def solve_pairwise(dataset: Dataset, max_depth: int = 3, max_nodes: int | None =
     if leaf_penalty is not None:
         stats["leaf_penalty"] = leaf_penalty
 
-    def report(value: float) -> float:
-        return float(value) if leaf_penalty is None else (float(value) + penalty) / total
-
     def result(status: Status, value: tuple, bound: float) -> SolveResult:
         stats.update(nodes=search.nodes, depth_two_calls=search.depth_two_calls,
                      search_seconds=time.perf_counter() - t0)
@@ -261,10 +266,8 @@ def solve_pairwise(dataset: Dataset, max_depth: int = 3, max_nodes: int | None =
             return SolveResult("dp", Status.INFEASIBLE, "solved", None, None, math.inf, time.perf_counter() - t0, stats)
         tree = dataset.new_tree(internal_spec(dataset, enc, value[2]))
         verify_tree(dataset, tree, value[0], penalty, min_leaf, max_depth, n_nodes)
-        errors = dataset.misclassifications(tree)
-        objective = (errors + penalty * tree.n_branch_nodes if leaf_penalty is None
-                     else errors / total + leaf_penalty * tree.n_leaves)
-        bound = objective if status is Status.OPTIMAL else report(min(bound, value[0]))
+        objective = routed_objective(dataset, tree, penalty, leaf_penalty, total)
+        bound = objective if status is Status.OPTIMAL else reported(min(bound, value[0]), penalty, leaf_penalty, total)
         return SolveResult("dp", status, status.value, tree, float(objective), bound, time.perf_counter() - t0, stats)
 
     n_nodes = (1 << max_depth) - 1 if max_nodes is None else min(max_nodes, (1 << max_depth) - 1)
@@ -282,7 +285,7 @@ def solve_pairwise(dataset: Dataset, max_depth: int = 3, max_nodes: int | None =
             g = greedy_tree(enc.X, y, w, K, max_depth, min_leaf, penalty, tol, terminal)
             if 0 < g.nodes <= n_nodes:
                 search.incumbent = (g.cost, g.nodes, g.spec)
-                stats["greedy_objective"] = report(g.cost)
+                stats["greedy_objective"] = reported(g.cost, penalty, leaf_penalty, total)
         best = search.solve(rows, max_depth, n_nodes, is_root=True)
     except _Stopped:
         root = search.leaf(rows)

@@ -408,6 +408,23 @@ def internal_spec(dataset: Dataset, enc: _Encoding, spec):
     return leaf(spec)
 
 
+def reported(value: float, penalty: float, leaf_penalty: float | None, total_weight: float) -> float:
+    """A search objective (errors + ``penalty`` x branch nodes) in the reported units: unchanged, or those of
+    [OSDT] Eq. 4 with ``leaf_penalty`` (``penalty`` is then leaf_penalty x ``total_weight``)."""
+    if leaf_penalty is None:
+        return float(value)
+    return (float(value) + penalty) / total_weight
+
+
+def routed_objective(dataset: Dataset, tree: Tree, penalty: float, leaf_penalty: float | None,
+                     total_weight: float) -> float:
+    """The objective of ``tree`` recomputed by routing ``dataset``, in the units of :func:`reported`."""
+    errors = dataset.misclassifications(tree)
+    if leaf_penalty is None:
+        return float(errors + penalty * tree.n_branch_nodes)
+    return errors / total_weight + leaf_penalty * tree.n_leaves
+
+
 def equivalent_minority(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> np.ndarray:
     """Rows outside the majority class (by weight) of their group of identical rows of ``X``.
 
@@ -842,17 +859,10 @@ class DPSolver:
 
     # ---------------------------------------------------------------- units
     def _report(self, value: float) -> float:
-        """A search objective (errors + penalty x branch nodes) in the reported units."""
-        if self.leaf_penalty is None:
-            return float(value)
-        return (float(value) + self.penalty) / self.total_weight
+        return reported(value, self.penalty, self.leaf_penalty, self.total_weight)
 
     def _objective(self, tree: Tree) -> float:
-        """The objective of ``tree`` recomputed by routing the training data, in the reported units."""
-        errors = self.dataset.misclassifications(tree)
-        if self.leaf_penalty is None:
-            return float(errors + self.penalty * tree.n_branch_nodes)
-        return errors / self.total_weight + self.leaf_penalty * tree.n_leaves
+        return routed_objective(self.dataset, tree, self.penalty, self.leaf_penalty, self.total_weight)
 
     # --------------------------------------------------------------- rebuild
     def _root_key(self) -> np.ndarray:
