@@ -291,6 +291,12 @@ def _runs_pairwise(dataset: Dataset, max_depth, options, memory_limit: float | N
     if options.engine == "pairwise":
         if max_depth is None or max_depth > pairwise.MAX_DEPTH:
             raise OptionError(f"engine='pairwise' needs max_depth <= {pairwise.MAX_DEPTH}, got {max_depth}")
+        (n, p), K = dataset.Xb.shape, dataset.n_classes
+        gib = pairwise.estimated_memory_gib(n, p, K)
+        if memory_limit is not None and gib > memory_limit:
+            raise ResourceError(f"the pairwise engine on {n:,} rows x {p:,} binary columns ({K} classes) would take "
+                                f"about {gib:.2f} GiB, more than memory_limit = {memory_limit:g} GiB; use the compiled "
+                                "engine (engine='auto' or 'compiled')")
         return True
     defaults = replace(options, engine="compiled") == DPOptions(engine="compiled")
     return defaults and pairwise.suits(dataset, max_depth, memory_limit)

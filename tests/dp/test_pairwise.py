@@ -18,7 +18,7 @@ from odtmip.dp import DPOptions, DPSolver, solve_dp
 from odtmip.dp import pairwise as pw
 from odtmip.dp.anytime import greedy_tree
 from odtmip.dp.reference import solve_reference
-from odtmip.exceptions import OptionError
+from odtmip.exceptions import OptionError, ResourceError
 from odtmip.results import Status
 
 from .strategies import integral, tiny_data
@@ -153,6 +153,9 @@ def test_engine_options_are_checked():
         solve_dp(ds, 5, options=PAIRWISE)
     with pytest.raises(OptionError, match="engine='pairwise' needs max_depth <= 4"):
         solve_dp(ds, None, leaf_penalty=0.1, options=PAIRWISE)
+    wide = Dataset(np.random.default_rng(0).integers(0, 2, size=(50, 400)), [0, 1] * 25)
+    with pytest.raises(ResourceError, match=r"pairwise engine on 50 rows x 400 binary columns .* memory_limit = 0.001"):
+        solve_dp(wide, 2, options=PAIRWISE, memory_limit=1e-3)
     with pytest.raises(OptionError, match="DPSolver is the compiled search"):
         DPSolver(ds, options=PAIRWISE)
     for bad, match in (({"min_leaf": 0}, "min_leaf"), ({"max_nodes": -1}, "max_nodes"), ({"penalty": -1}, "penalty"),
