@@ -47,6 +47,8 @@ from odtmip.binarize import BinaryColumn, midpoint_thresholds
 from odtmip.data import Dataset
 from odtmip.dp._kernels import _cache as kc
 from odtmip.dp._kernels import _common as kcommon
+from odtmip.dp._kernels import _contree as kcontree
+from odtmip.dp._kernels import _interpreted
 from odtmip.dp._kernels._contree import (
     I_BOUND,
     I_CODE,
@@ -58,10 +60,7 @@ from odtmip.dp._kernels._contree import (
     P_NEIGHBOURHOOD,
     P_SUBINTERVAL,
     Switches,
-    cached_split,
     new_work,
-    solve_subtree,
-    split_impurity,
 )
 from odtmip.dp.solver import (
     MAX_DEPTH_CAP,
@@ -80,6 +79,11 @@ from odtmip.tree import Split, branch, leaf
 
 #: Group kinds whose raw column ConTree splits at every midpoint.
 NUMERIC_KINDS = ("ordinal", "thresholds")
+#: Seconds the interpreted kernels search under ``engine="auto"`` before ConTree compiles them and starts again:
+#: about a third of the compile (6-8 s), so a problem too big for the interpreter costs at most a third more.
+INTERPRETED_SECONDS = 2.5
+#: ... and only on data of at most this many rows x features (one search node scans them all).
+INTERPRETED_CELLS = 10**5
 
 
 @dataclass(frozen=True)
@@ -105,6 +109,13 @@ class ContreeOptions:
     sort_features : bool
         Search the features in the order of their best single split's Gini impurity on the whole data (the
         authors' ``sort_gini``, at the root only): a good incumbent early lets the bounds prune more.
+    engine : {"auto", "compiled", "interpreted"}
+        Who runs the kernels (:mod:`odtmip.dp._kernels._interpreted`; the same search either way, node for
+        node). ``"auto"``: compiled once they are compiled in this process or in numba's cache on disk;
+        before that, on data of at most :data:`INTERPRETED_CELLS` rows x features, the Python interpreter
+        searches for up to :data:`INTERPRETED_SECONDS`, and only a search that needs longer compiles them (about
+        6 s) and starts again. ``"interpreted"``: the interpreter, to the
+        end.
     """
 
     depth_two: bool = True
@@ -114,6 +125,10 @@ class ContreeOptions:
     cache: bool = True
     upper_bound: bool = True
     sort_features: bool = True
+    engine: str = "auto"
+
+    def __post_init__(self):
+        _interpreted.choose(self.engine, 0, 0)  # checks the value
 
 
 @dataclass
@@ -219,8 +234,17 @@ def warm_up() -> float:
     X = rng.random((30, 3))
     y = rng.integers(0, 3, size=30)
     for weights in (None, rng.random(30) + 0.5):
-        for options in (ContreeOptions(), ContreeOptions(depth_two=False, upper_bound=False)):
+        for options in (ContreeOptions(engine="compiled"),
+                        ContreeOptions(depth_two=False, upper_bound=False, engine="compiled")):
             ContreeSolver(Dataset(X, y, weights), options=options).solve(3, time_limit=3600.0)
+
+
+def _kernels(interpreted: bool):
+    """The ConTree kernel module and the cache's, compiled or interpreted (:mod:`odtmip.dp._kernels._interpreted`)."""
+    if interpreted:
+        k = _interpreted.kernels()
+        return k["_contree"], k["_cache"]
+    return kcontree, kc
 
 
 class ContreeSolver:
@@ -257,8 +281,13 @@ class ContreeSolver:
         self._labels = np.ascontiguousarray(dataset.y, dtype=np.int64)
         self._weights = np.ascontiguousarray(dataset.weights, dtype=np.float64)
         self._K = dataset.n_classes
+        self._interpreted = _interpreted.choose(self.options.engine, len(self._labels) * len(self.features.ranks),
+                                                INTERPRETED_CELLS, kcontree.solve_subtree, kcontree.split_impurity,
+                                                kcontree.cached_split)
         if self.options.sort_features and len(self.features.ranks) > 1:
-            gini = split_impurity(self.features.order, self.features.ranks, self._labels, self._weights, self._K)
+            kern, _ = _kernels(self._interpreted)
+            gini = kern.split_impurity(self.features.order, self.features.ranks, self._labels, self._weights,
+                                       self._K)
             self.features = self.features.reordered(np.argsort(gini, kind="stable"))
         self._tol = tie_tolerance(self._weights, self.penalty, self._K)
         self._node_limit = 1 << 62  # stop as at the deadline after this many search nodes (repeatable stops in tests)
@@ -291,7 +320,17 @@ class ContreeSolver:
         gap = _check_penalty(max_gap, "max_gap")
         if gap >= 1.0:
             raise OptionError(f"max_gap must be in [0, 1), got {max_gap!r}")
-        compile_seconds = warm_up()
+        return _interpreted.interpreted_first(self, lambda left: self._solve(depth, left, gap, memory_limit), limit,
+                                              INTERPRETED_SECONDS, self._compile)
+
+    def _compile(self) -> float:
+        """Switch to the compiled kernels; returns the seconds compiling (or loading) them took."""
+        self._interpreted = False
+        return warm_up()
+
+    def _solve(self, depth: int, limit: float | None, gap: float, memory_limit: float | None) -> SolveResult:
+        """:meth:`solve` with checked arguments, by the kernels ``self._interpreted`` names."""
+        compile_seconds = 0.0 if self._interpreted else warm_up()
         t0 = time.perf_counter()
         n, F = len(self._labels), len(self.features.ranks)
         stats: dict = {"features": F, "splits": self.features.n_splits, "split_space": self.split_space(),
@@ -303,10 +342,10 @@ class ContreeSolver:
                                time.perf_counter() - t0, stats)
         o = self.options
         prune = self.min_leaf == 1
-        prm = Switches(self._K, self.min_leaf, self.penalty, self._tol,
-                       math.inf if limit is None else t0 + limit, o.depth_two, o.neighbourhood and prune,
-                       o.interval and prune, o.subinterval and prune, o.cache, o.upper_bound, gap,
-                       node_limit=self._node_limit)
+        deadline = math.inf if limit is None else t0 + limit
+        prm = Switches(self._K, self.min_leaf, self.penalty, self._tol, deadline, o.depth_two,
+                       o.neighbourhood and prune, o.interval and prune, o.subinterval and prune, o.cache,
+                       o.upper_bound, gap, node_limit=self._node_limit)
         d = depth if F > 0 else 0
         words = max(1, (n + 63) // 64)
         work_gib = work_memory_gib(d, F, n)
@@ -316,26 +355,8 @@ class ContreeSolver:
             raise ResourceError(f"ConTree at depth {d} on {n:,} rows x {F} features would take about "
                                 f"{work_gib + cache_gib:.2f} GiB, more than memory_limit = {memory_limit:g} GiB; "
                                 "use fewer rows or features, a smaller depth, or raise memory_limit")
-        self._cache = cache
-        grows, out_of_memory = 0, False
-        while True:
-            work = new_work(d, F, n, self._K)
-            for f in range(F):
-                work.rows[0, f] = self.features.order[f]
-                work.vals[0, f] = self.features.ranks[f, work.rows[0, f]]
-            if F == 0:
-                work.rows[0, 0, :] = np.arange(n)
-            work.labs[0] = self._labels[work.rows[0]]
-            work.wts[0] = self._weights[work.rows[0]]
-            st = np.zeros(kcommon.N_STATS, dtype=np.int64)
-            value, exact = solve_subtree(self.features.offsets, work, prm, self._cache, st, 0, n, d, math.inf)
-            if not st[kcommon.S_FULL] or st[kcommon.S_TIMEOUT]:
-                break
-            if memory_limit is not None and work_gib + 2 * kc.tables_gib(self._cache) > memory_limit:
-                out_of_memory = True
-                break
-            self._cache = kc.grow_tables(self._cache)
-            grows += 1
+        value, exact, st, work, grows, out_of_memory = self._search(prm, d, cache, work_gib, memory_limit)
+        stats["engine"] = "interpreted" if self._interpreted else "compiled"
         stats.update(nodes=int(st[kcommon.S_NODES]), depth_two_evaluations=int(st[kcommon.S_DEPTH2]),
                      depth_one_calls=int(st[kcommon.S_DEPTH1]), cache_hits=int(st[kcommon.S_CACHE_HITS]),
                      neighbourhood_prunes=int(work.pruned[P_NEIGHBOURHOOD]),
@@ -368,6 +389,35 @@ class ContreeSolver:
         return SolveResult("contree", status, reason, tree, objective, min(bound, objective),
                            time.perf_counter() - t0, stats)
 
+    def _search(self, prm: Switches, d: int, cache: kc.Cache, work_gib: float, memory_limit: float | None):
+        """Run the kernels (``self._interpreted`` says which) on the whole data from the empty tables ``cache``,
+        growing them while they fill up: ``(value, exact, stats array, work, cache grows, out of memory)``."""
+        kern, kcache = _kernels(self._interpreted)
+        n, F = len(self._labels), len(self.features.ranks)
+        self._cache = cache
+        grows, out_of_memory = 0, False
+        with np.errstate(over="ignore"):  # the cache's hashes wrap around (numpy warns when interpreted)
+            while True:
+                work = new_work(d, F, n, self._K)
+                for f in range(F):
+                    work.rows[0, f] = self.features.order[f]
+                    work.vals[0, f] = self.features.ranks[f, work.rows[0, f]]
+                if F == 0:
+                    work.rows[0, 0, :] = np.arange(n)
+                work.labs[0] = self._labels[work.rows[0]]
+                work.wts[0] = self._weights[work.rows[0]]
+                st = np.zeros(kcommon.N_STATS, dtype=np.int64)
+                value, exact = kern.solve_subtree(self.features.offsets, work, prm, self._cache, st, 0, n, d,
+                                                  math.inf)
+                if not st[kcommon.S_FULL] or st[kcommon.S_TIMEOUT]:
+                    break
+                if memory_limit is not None and work_gib + 2 * kc.tables_gib(self._cache) > memory_limit:
+                    out_of_memory = True
+                    break
+                self._cache = kcache.grow_tables(self._cache)
+                grows += 1
+        return value, exact, st, work, grows, out_of_memory
+
     # --------------------------------------------------------------- rebuild
     def _counts(self, rows: np.ndarray) -> np.ndarray:
         return np.bincount(self._labels[rows], weights=self._weights[rows], minlength=self._K)
@@ -393,7 +443,9 @@ class ContreeSolver:
             return self._leaf(rows)
         key = np.zeros(self._cache.keys.shape[1], dtype=np.uint64)
         np.bitwise_or.at(key, rows >> 6, np.left_shift(np.uint64(1), (rows & 63).astype(np.uint64)))
-        code, left_code, right_code, terminal = (int(x) for x in cached_split(self._cache, key, d))
+        kern, _ = _kernels(self._interpreted)
+        code, left_code, right_code, terminal = (int(x) for x in _interpreted.quietly(kern.cached_split, self._cache,
+                                                                                       key, d))
         if terminal < 0:
             raise VerificationError(f"no cached optimum for a subproblem of {len(rows)} rows at depth {d}")
         return self._split(rows, d, code, left_code, right_code, terminal)

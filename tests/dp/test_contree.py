@@ -19,9 +19,10 @@ SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCh
 PENALTIES = st.sampled_from([0.0, 0.0, 1.0, 2.5])
 MIN_LEAF = st.sampled_from([1, 1, 1, 2, 3])
 
-#: Every switch off alone, then all of them off.
-SWITCHES_OFF = [ContreeOptions(**{name: False}) for name in ContreeOptions.__dataclass_fields__] + [
-    ContreeOptions(**{name: False for name in ContreeOptions.__dataclass_fields__})]
+#: The technique switches (every option but the engine); each off alone, then all of them off.
+SWITCHES = [name for name in ContreeOptions.__dataclass_fields__ if name != "engine"]
+SWITCHES_OFF = [ContreeOptions(**{name: False}) for name in SWITCHES] + [
+    ContreeOptions(**{name: False for name in SWITCHES})]
 
 
 @st.composite

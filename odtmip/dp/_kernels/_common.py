@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit, objmode, types
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 from odtmip.progress import dp_hook
 
@@ -119,26 +119,41 @@ CNT_EQUIV = 1
 BUDGET_BASE = 64
 
 
-@intrinsic
-def popcount(typingctx, x):
-    """Number of set bits of a uint64 (LLVM ``ctpop``, one instruction on x86-64 with popcnt)."""
-    sig = types.uint64(types.uint64)
+def popcount(x):
+    """Number of set bits of a uint64; compiled, LLVM ``ctpop`` (one instruction on x86-64 with popcnt)."""
+    return np.uint64(int(x).bit_count())
 
+
+def trailing_zeros(x):
+    """Index of the lowest set bit of a non-zero uint64; compiled, LLVM ``cttz``."""
+    x = int(x)
+    return np.uint64((x & -x).bit_length() - 1)
+
+
+@intrinsic
+def _ctpop(typingctx, x):
     def codegen(context, builder, signature, args):
         return builder.ctpop(args[0])
 
-    return sig, codegen
+    return types.uint64(types.uint64), codegen
 
 
 @intrinsic
-def trailing_zeros(typingctx, x):
-    """Index of the lowest set bit of a non-zero uint64 (LLVM ``cttz``)."""
-    sig = types.uint64(types.uint64)
-
+def _cttz(typingctx, x):
     def codegen(context, builder, signature, args):
         return builder.cttz(args[0], context.get_constant(types.boolean, True))
 
-    return sig, codegen
+    return types.uint64(types.uint64), codegen
+
+
+@overload(popcount)
+def _popcount_compiled(x):
+    return lambda x: _ctpop(x)
+
+
+@overload(trailing_zeros)
+def _trailing_zeros_compiled(x):
+    return lambda x: _cttz(x)
 
 
 _perf_counter = time.perf_counter

@@ -1,0 +1,130 @@
+"""The kernels run by the Python interpreter (odtmip.dp._kernels._interpreted) search exactly as compiled: the same
+nodes, the same cache, the same tree; engine="auto" interprets until the compiled kernels are ready, within a
+budget, then compiles and starts again."""
+
+import json
+import os
+import subprocess
+import sys
+import types
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from odtmip.data import Dataset
+from odtmip.dp import contree
+from odtmip.dp._kernels import _common
+from odtmip.dp._kernels import _interpreted as interp
+from odtmip.dp.contree import ContreeOptions, ContreeSolver
+from odtmip.exceptions import OptionError
+from odtmip.results import Status
+
+SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+COMPILED, INTERPRETED = ContreeOptions(engine="compiled"), ContreeOptions(engine="interpreted")
+
+
+@st.composite
+def numeric_problem(draw):
+    """Numeric columns with ties, K = 2-3, no / integer / real weights, and the solver's settings."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    n, p, K = draw(st.integers(2, 40)), draw(st.integers(1, 4)), draw(st.sampled_from([2, 3]))
+    X = rng.integers(0, draw(st.integers(2, 9)), size=(n, p)) * 0.5 + rng.random(p)
+    y = rng.integers(0, K, size=n)
+    y[:2] = [0, 1]
+    w = draw(st.sampled_from([None, "integer", "real"]))
+    if w == "integer":
+        w = rng.integers(1, 5, size=n).astype(float)
+    elif w == "real":
+        w = rng.random(n) + 0.25
+    switches = {name: draw(st.booleans()) for name in ("depth_two", "upper_bound", "neighbourhood", "cache")}
+    return (Dataset(X, y, w, numeric="thresholds"), draw(st.integers(0, 4)),
+            {"min_leaf": draw(st.sampled_from([1, 1, 2])), "penalty": draw(st.sampled_from([0.0, 0.0, 1.0, 0.75]))},
+            switches)
+
+
+@settings(max_examples=150, **SETTINGS)
+@given(numeric_problem())
+def test_interpreted_contree_searches_node_for_node_as_compiled(problem):
+    ds, depth, kwargs, switches = problem
+    a = ContreeSolver(ds, options=ContreeOptions(engine="compiled", **switches), **kwargs).solve(depth)
+    b = ContreeSolver(ds, options=ContreeOptions(engine="interpreted", **switches), **kwargs).solve(depth)
+    assert (a.stats["engine"], b.stats["engine"]) == ("compiled", "interpreted")
+    assert b.objective == a.objective and b.tree.to_text() == a.tree.to_text()
+    for key in ("nodes", "depth_two_evaluations", "depth_one_calls", "cache_hits", "cache_keys",
+                "neighbourhood_prunes", "interval_prunes", "subinterval_prunes"):
+        assert b.stats[key] == a.stats[key], key
+
+
+@settings(max_examples=300, **SETTINGS)
+@given(st.integers(0, 2**64 - 1))
+def test_the_bit_counts_agree_with_python_integers(x):
+    assert _common.popcount(np.uint64(x)) == bin(x).count("1")
+    if x:
+        assert _common.trailing_zeros(np.uint64(x)) == (x & -x).bit_length() - 1
+
+
+def test_no_interpreted_function_reaches_a_compiled_kernel():
+    from numba.core.dispatcher import Dispatcher
+
+    for name, space in interp.kernels().items():
+        for key, value in vars(space).items():
+            assert not isinstance(value, Dispatcher), f"{name}.{key}"
+            if isinstance(value, types.FunctionType) and value.__module__.startswith("odtmip.dp._kernels"):
+                assert not any(isinstance(g, Dispatcher) for g in value.__globals__.values()), f"{name}.{key}"
+
+
+def iris_like(n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4)).round(1)
+    y = (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(int) + (X[:, 3] > 1)
+    return Dataset(X, y, numeric="thresholds")
+
+
+def test_auto_interprets_until_the_kernels_are_ready_and_then_compiles_within_the_budget(monkeypatch):
+    ds = iris_like()
+    reference = ContreeSolver(ds, options=COMPILED).solve(3)
+    monkeypatch.setattr(interp, "compiled_ready", lambda *kernels: False)
+    monkeypatch.setattr(contree, "INTERPRETED_SECONDS", 60.0)
+    first = ContreeSolver(ds).solve(3)  # a new machine: the interpreter, within its budget
+    assert first.stats["engine"] == "interpreted" and "interpreted_seconds" not in first.stats
+    assert first.tree.to_text() == reference.tree.to_text() and first.stats["nodes"] == reference.stats["nodes"]
+    monkeypatch.setattr(contree, "INTERPRETED_SECONDS", 0.0)  # a search longer than the budget: compile, again
+    again = ContreeSolver(ds).solve(3)
+    assert again.stats["engine"] == "compiled" and again.stats["interpreted_seconds"] >= 0.0
+    assert again.tree.to_text() == reference.tree.to_text() and again.stats["nodes"] == reference.stats["nodes"]
+    assert again.status is Status.OPTIMAL and again.bound == again.objective == reference.objective
+    monkeypatch.setattr(contree, "INTERPRETED_CELLS", ds.n_samples * 4 - 1)  # too big a node: compiled at once
+    assert "interpreted_seconds" not in ContreeSolver(ds).solve(3).stats
+    monkeypatch.undo()
+    assert ContreeSolver(ds).solve(3).stats["engine"] == "compiled"  # compiled in this process by now
+
+
+def test_a_time_limit_inside_the_interpreter_returns_its_best_tree_and_a_bound():
+    ds = iris_like(seed=1)
+    optimum = ContreeSolver(ds, options=COMPILED).solve(3).objective
+    for nodes in (0, 1, 5, 40):
+        solver = ContreeSolver(ds, options=INTERPRETED)
+        solver._node_limit = nodes
+        res = solver.solve(3)
+        assert res.status is Status.TIME_LIMIT and res.stats["engine"] == "interpreted"
+        assert res.bound <= optimum <= res.objective
+
+
+def test_the_engine_option_is_checked():
+    with pytest.raises(OptionError, match="engine must be one of 'auto', 'compiled', 'interpreted'"):
+        ContreeOptions(engine="numpy")
+
+
+def test_a_first_fit_of_a_small_numeric_dataset_compiles_nothing(tmp_path):
+    # A new environment: numba's disk cache is empty. The CLI's fit of the bundled iris (every threshold, depth 3)
+    # runs ConTree's kernels interpreted, so it compiles none and writes nothing to the cache.
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+    proc = subprocess.run([sys.executable, "-m", "odtmip.cli", "fit", "iris", "--json"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["objective"] == 1 and out["status"] == "optimal" and out["solver"] == "contree"
+    assert out["stats"]["engine"] == "interpreted" and "compile_seconds" not in out["stats"]
+    assert not (tmp_path / "numba").exists() or not any((tmp_path / "numba").rglob("*.nbi"))
