@@ -379,11 +379,12 @@ class Objective:
 
     def optimal_region(self, value: float) -> np.ndarray:
         """A ceiling whose region holds every tree of loss ``value`` (the optimum) within the caps: {(cap,
-        value)} for FN under an fp cap, {(value, cap)} for FP under an fn cap, else the caps."""
+        value)} for FN under an fp cap, {(value, cap)} for FP under an fn cap, else the caps. A loss summed from
+        real weights can fall a rounding below 0; the region starts at 0 then."""
         if self.name == "false-negatives":
-            return np.array([[self.fp_cap, value]])
+            return np.array([[self.fp_cap, max(value, 0.0)]])
         if self.name == "false-positives":
-            return np.array([[value, self.fn_cap]])
+            return np.array([[max(value, 0.0), self.fn_cap]])
         return self.ceiling
 
     def loss(self, fp: float, fn: float, positives: float, negatives: float) -> float:

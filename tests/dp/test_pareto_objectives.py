@@ -79,6 +79,18 @@ def test_rate_targets_match_brute_force(ds, depth, tau, sensitivity):
     assert rate >= tau - 1e-12
 
 
+def test_a_rate_target_on_real_weights_survives_a_loss_rounded_below_zero():
+    # The best tree's fp, summed from real weights, is -5.6e-17: the search for its fewest nodes then looked in a
+    # region with a negative corner and stopped with an OptionError. The region starts at 0 now.
+    X = np.array([[1, 1, 1], [1, 1, 0], [0, 1, 0], [0, 1, 1], [0, 0, 1], [1, 1, 1]])
+    ds = Dataset(X, [0, 1, 0, 1, 1, 0], [0.72, 0.66, 0.41, 0.18, 0.23, 0.29])
+    P = float(ds.weights[ds.y == 1].sum())
+    expect = brute_optimum(ds, 2, 1, lambda fp, fn: fp, fn_cap=P - count_target(0.8, P))
+    res = odtmip.solve(ds, "dp", max_depth=2, min_sensitivity=0.8)
+    assert res.status is Status.OPTIMAL and res.stats["tpr"] >= 0.8
+    assert math.isclose(res.objective, expect[0], abs_tol=1e-9) and res.tree.n_branch_nodes == expect[1]
+
+
 @settings(max_examples=40, **SETTINGS)
 @given(ds=tiny_data(max_rows=24, max_cols=4, classes=(2,)), depth=st.integers(1, 3), data=st.data())
 def test_caps_with_a_metric_match_brute_force(ds, depth, data):
