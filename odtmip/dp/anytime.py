@@ -123,7 +123,7 @@ def _cart_split(Xr: np.ndarray, Yr: np.ndarray, counts: np.ndarray, min_leaf: in
     return int(np.argmax(proxy))
 
 
-def terminal_solver(data, scratch, prm, n_counts: int):
+def terminal_solver(data, scratch, prm, n_counts: int, solve=solve_terminal):
     """``terminal`` of :func:`greedy_tree` from the search's arrays: the depth-two solver on a set of rows.
 
     Parameters
@@ -136,6 +136,8 @@ def terminal_solver(data, scratch, prm, n_counts: int):
         The search parameters; its deadline stops the solver (then ``terminal`` returns None).
     n_counts : int
         Length of a class-weight vector (K + 1 + CNT_EQUIV).
+    solve : callable
+        The depth-two kernel: compiled, or its interpreted twin (:mod:`odtmip.dp._kernels._interpreted`).
     """
     n, K = data.labels.shape[0], prm.n_classes
     words = data.feature_bits.shape[1] if data.feature_bits.shape[0] else max(1, (n + 63) // 64)
@@ -149,7 +151,7 @@ def terminal_solver(data, scratch, prm, n_counts: int):
         cnt[K] = len(rows)
         cnt[K + CNT_EQUIV] = 0.0  # the depth-two solver does not read it
         st = np.zeros(N_STATS, dtype=np.int64)
-        solve_terminal(data, scratch, prm, st, D, cnt, r == 2)
+        solve(data, scratch, prm, st, D, cnt, r == 2)
         if st[S_TIMEOUT]:
             return None
         b = 0 if r == 1 else 2  # budgets (1, 1) and (2, 3)

@@ -63,6 +63,7 @@ import numpy as np
 from odtmip import progress
 from odtmip.data import Dataset
 from odtmip.dp._kernels import _common as kc
+from odtmip.dp._kernels import _interpreted
 from odtmip.dp._kernels import _pareto as kp
 from odtmip.dp._kernels._search import grow_archive
 from odtmip.dp.solver import MAX_DEPTH_CAP, DPOptions, DPSolver, _check_int, _check_time_limit
@@ -73,6 +74,12 @@ from odtmip.tree import Tree, leaf
 
 #: The lower bound that says nothing.
 NO_BOUND = np.zeros((1, 2))
+#: Seconds the front search runs interpreted under ``engine="auto"`` before it compiles its kernels and searches
+#: again: about a third of the compile (about 20 s), so a problem too big for the interpreter costs at most a third
+#: more.
+INTERPRETED_SECONDS = 6.0
+#: ... and only on data of at most this many rows x binary columns.
+INTERPRETED_CELLS = 10**5
 
 #: The named metrics (to maximise), each a function of the confusion counts.
 METRICS: dict[str, Callable[[Confusion], float]] = {
@@ -104,6 +111,12 @@ class ParetoOptions:
         Read stored fronts and bounds of row sets (each subproblem is solved from scratch otherwise).
     merge_features : bool
         Drop constant columns and merge duplicate and complementary ones before the search.
+    engine : {"auto", "compiled", "interpreted"}
+        Who runs the kernels (:mod:`odtmip.dp._kernels._interpreted`; the same search either way, node for
+        node). ``"auto"``: compiled once they are compiled in this process or in numba's cache on disk; before
+        that, on data of at most :data:`INTERPRETED_CELLS` rows x columns, the Python interpreter searches for up
+        to :data:`INTERPRETED_SECONDS`, and only a search that needs longer compiles them (about 20 s) and
+        searches again. ``"interpreted"``: the interpreter, to the end.
     """
 
     depth_two: bool = True
@@ -113,6 +126,10 @@ class ParetoOptions:
     similarity: bool = True
     cache: bool = True
     merge_features: bool = True
+    engine: str = "auto"
+
+    def __post_init__(self):
+        _interpreted.choose(self.engine, 0, 0)  # checks the value
 
 
 def confusion(fp: float, fn: float, positives: float, negatives: float) -> Confusion:
@@ -205,8 +222,11 @@ class ParetoSolver:
         self.positive_index = positive_index(dataset.classes_, positive)
         label = dataset.classes_[self.positive_index]
         self.positive = label.item() if isinstance(label, np.generic) else label  # a plain Python label
+        self._interpreted = _runs_interpreted(dataset, self.options)
+        self._kp = _interpreted.modules(self._interpreted).pareto  # the kernels it runs
         # the MurTree solver's encoding of the columns and its bitsets (and its tree building)
-        self._dp = DPSolver(dataset, options=DPOptions(merge_features=self.options.merge_features))
+        engine = "interpreted" if self._interpreted else "compiled"
+        self._dp = DPSolver(dataset, options=DPOptions(merge_features=self.options.merge_features, engine=engine))
         self._feature_bits = self._dp._data.feature_bits
         is_pos = (dataset.y == self.positive_index).astype(np.uint8)
         self._pos_bits = self._dp._data.class_bits[self.positive_index]  # rows of the positive class
@@ -238,7 +258,20 @@ class ParetoSolver:
         nodes = (1 << depth) - 1 if max_nodes is None else min(_check_int("max_nodes", max_nodes, 0), (1 << depth) - 1)
         limit = _check_time_limit(time_limit)
         U = np.array([[math.inf, math.inf]]) if ceiling is None else _ceiling(ceiling)
-        compile_seconds = _warm_up_pareto()
+        with np.errstate(over="ignore"):  # the store's hashes wrap around (numpy warns when interpreted)
+            return _interpreted.interpreted_first(self, lambda left: self._front(depth, nodes, left, U), limit,
+                                                  INTERPRETED_SECONDS, self._compile)
+
+    def _compile(self) -> float:
+        """Switch to the compiled kernels; returns the seconds compiling (or loading) them took."""
+        self._interpreted = False
+        self._kp = kp
+        return _warm_up_pareto()
+
+    def _front(self, depth: int, nodes: int, limit: float | None, U: np.ndarray) -> ParetoFront:
+        """:meth:`front` with checked arguments, by the kernels ``self._kp`` holds."""
+        kern = self._kp
+        compile_seconds = 0.0 if self._interpreted else _warm_up_pareto()
         t0 = time.perf_counter()
         d = min(depth, nodes)
         n = min(nodes, (1 << d) - 1)
@@ -247,23 +280,24 @@ class ParetoSolver:
         while True:
             search.st[kc.S_FULL] = 0
             search.done[:] = False
-            P, complete = kp.solve_front(search, 0, 0, d, n, kp.maximal(U, self._tol))
+            P, complete = kern.solve_front(search, 0, 0, d, n, kern.maximal(U, self._tol))
             if not search.st[kc.S_FULL]:
                 break
-            self._store = kp.grow_store(self._store)
+            self._store = kern.grow_store(self._store)
             search = search._replace(store=self._store)
         if complete:
             bound = P[:, :2].copy()
         elif d <= 2 and self.options.depth_two or d == 0:
             bound = NO_BOUND.copy()
         else:
-            bound = kp.root_bound(search, d, n, P)
+            bound = kern.root_bound(search, d, n, P)
         points = tuple(self._point(row) for row in P)
         st = search.st
         stats = {"subproblems": int(st[kc.S_NODES]), "merges": int(st[kp.S_MERGES]),
                  "depth_two_calls": int(st[kc.S_DEPTH2]), "cache_hits": int(st[kc.S_CACHE_HITS]),
                  "lookahead_prunes": int(st[kp.S_LOOKAHEAD]), "bound_prunes": int(st[kp.S_BOUND_PRUNES]),
-                 "features": int(self._feature_bits.shape[0]), "tolerance": self._tol, "front_size": len(points)}
+                 "features": int(self._feature_bits.shape[0]), "tolerance": self._tol, "front_size": len(points),
+                 "engine": "interpreted" if self._interpreted else "compiled"}
         if compile_seconds:
             stats["compile_seconds"] = compile_seconds
         status = Status.OPTIMAL if complete else Status.TIME_LIMIT
@@ -329,16 +363,23 @@ def _ceiling(points) -> np.ndarray:
     return np.ascontiguousarray(U)
 
 
+def _runs_interpreted(dataset: Dataset, options: ParetoOptions) -> bool:
+    """Whether :class:`ParetoSolver` runs its kernels interpreted (:attr:`ParetoOptions.engine`)."""
+    return _interpreted.choose(options.engine, dataset.Xb.size, INTERPRETED_CELLS, kp.solve_front, kp.maximal,
+                               kp.root_bound, kp.allowed, kc.row_lists)
+
+
 @progress.warm_up("the Pareto-front kernels")
 def _warm_up_pareto() -> float:
     """Compile (or load) the front kernels once per process; returns the seconds it took the first time, 0.0
     afterwards (:func:`odtmip.progress.warm_up`)."""
     rng = np.random.default_rng(0)
+    compiled = ParetoOptions(engine="compiled")
     for w in (None, rng.random(30) + 0.5):
         ds = Dataset(rng.integers(0, 2, size=(30, 4)), np.r_[0, 1, rng.integers(0, 2, 28)], w)
-        ParetoSolver(ds).front(max_depth=3, ceiling=[(5, 5)], time_limit=3600.0)
-        ParetoSolver(ds).front(max_depth=3, max_nodes=2)
-        stopped = ParetoSolver(ds)  # a search stopped at its second subproblem: the bound of a stopped search
+        ParetoSolver(ds, options=compiled).front(max_depth=3, ceiling=[(5, 5)], time_limit=3600.0)
+        ParetoSolver(ds, options=compiled).front(max_depth=3, max_nodes=2)
+        stopped = ParetoSolver(ds, options=compiled)  # stopped at its second subproblem: a stopped search's bound
         stopped._params = stopped._params._replace(node_limit=1)
         stopped.front(max_depth=3)
 
@@ -464,7 +505,11 @@ def solve_pareto(dataset: Dataset, max_depth: int = 3, max_nodes: int | None = N
     >>> res.status.value, res.stats["tnr"], round(res.stats["tpr"], 3)
     ('optimal', 1.0, 0.5)
     """
-    compile_seconds = _warm_up_pareto()  # before the clock starts, as in solve_dp (the front below reports 0)
+    checked = ParetoOptions() if options is None or not isinstance(options, ParetoOptions) else options
+    if _runs_interpreted(dataset, checked):
+        compile_seconds = 0.0
+    else:  # before the clock starts, as in solve_dp (the front below reports 0)
+        compile_seconds = _warm_up_pareto()
     t0 = time.perf_counter()
     solver = ParetoSolver(dataset, positive=positive, options=options)
     goal = objective_of(dataset, solver.positive_index, metric, min_sensitivity, min_specificity,
@@ -472,16 +517,19 @@ def solve_pareto(dataset: Dataset, max_depth: int = 3, max_nodes: int | None = N
     limit = _check_time_limit(time_limit)
     deadline = math.inf if limit is None else t0 + limit
     front = solver.front(max_depth, max_nodes, time_limit=limit, ceiling=goal.ceiling)
+    late = front.stats.get("compile_seconds", 0.0) if "interpreted_seconds" in front.stats else 0.0
+    t0 += late  # compiled after the interpreter's budget: not the solve's time
+    deadline += late
     stats = dict(front.stats, metric=goal.name, positive=solver.positive, positive_index=solver.positive_index,
                  fp_cap=goal.fp_cap, fn_cap=goal.fn_cap)
-    if compile_seconds:
-        stats["compile_seconds"] = compile_seconds
+    if compile_seconds + late:
+        stats["compile_seconds"] = compile_seconds + late
     best = best_point(front, goal)
 
     def loss(fp: float, fn: float) -> float:
         return goal.loss(fp, fn, solver.positives, solver.negatives)
 
-    inside = front.bound[kp.allowed(front.bound, goal.ceiling, 1e-9)]
+    inside = front.bound[solver._kp.allowed(front.bound, goal.ceiling, 1e-9)]
     bound = min((loss(a, b) for a, b in inside), default=math.inf)
     if best is None:
         status = Status.INFEASIBLE if front.status is Status.OPTIMAL else Status.NO_SOLUTION

@@ -104,7 +104,10 @@ from odtmip import progress
 from odtmip.data import Dataset
 from odtmip.dp._kernels import _cache as kc
 from odtmip.dp._kernels import _common as kcommon
-from odtmip.dp._kernels._common import Data, Params, effective_budget
+from odtmip.dp._kernels import _depth2 as kdepth2
+from odtmip.dp._kernels import _interpreted
+from odtmip.dp._kernels import _search as ksearch
+from odtmip.dp._kernels._common import Data, Params
 from odtmip.dp._kernels._depth2 import new_scratch
 from odtmip.dp._kernels._search import (
     INC_COST,
@@ -116,10 +119,6 @@ from odtmip.dp._kernels._search import (
     grow_archive,
     new_incumbent,
     new_levels,
-    optimal_entry,
-    root_bound,
-    solve_node,
-    split_bound,
 )
 from odtmip.dp.anytime import greedy_tree, terminal_solver
 from odtmip.exceptions import OptionError, ResourceError, VerificationError
@@ -141,7 +140,13 @@ EXACT_INTEGERS = 2.0**53
 
 COUNTING = ("auto", "bitset", "frequency")
 CACHE_KINDS = ("dataset", "branch", None)
-ENGINES = ("auto", "compiled", "pairwise")
+ENGINES = ("auto", "compiled", "interpreted", "pairwise")
+#: Seconds the search runs interpreted under ``engine="auto"`` before :class:`DPSolver` compiles its kernels and
+#: searches again: about a third of the compile (about 20 s), so a problem too big for the interpreter costs at most
+#: a third more.
+INTERPRETED_SECONDS = 6.0
+#: ... and only on data of at most this many rows x binary columns.
+INTERPRETED_CELLS = 10**5
 
 
 @dataclass(frozen=True)
@@ -206,14 +211,19 @@ class DPOptions:
         (objective, nodes)). Off: the first optimal tree the search meets, as [STreeD] and DL8.5 return; the
         objective is the same, the tree may have more nodes, and the search can be much faster when many
         trees are optimal (a perfect tree at a generous depth). The only switch that can change the tree.
-    engine : {"auto", "compiled", "pairwise"}
+    engine : {"auto", "compiled", "interpreted", "pairwise"}
         Which engine :func:`solve_dp` runs. ``"compiled"``: the search of :mod:`odtmip.dp._kernels._search`, whose
         techniques the switches above choose; in a new environment it first compiles its kernels (about 20 s,
-        once: later processes load them from numba's disk cache). ``"pairwise"``: :mod:`odtmip.dp.pairwise`, in
-        numpy only, for depth <= 4 and small data: nothing to compile. ``"auto"``: the pairwise engine for the
-        problems :func:`odtmip.dp.pairwise.suits` accepts when every other switch has its default, else the
-        compiled search. Both return an optimal tree with the fewest branch nodes; where several such trees
-        exist they may return different ones. :class:`DPSolver` is always the compiled search.
+        once: later processes load them from numba's disk cache). ``"interpreted"``: the same search, node for
+        node, with its kernels run by the Python interpreter (:mod:`odtmip.dp._kernels._interpreted`): nothing to
+        compile, some hundred times slower. ``"pairwise"``: :mod:`odtmip.dp.pairwise`, in numpy only, for depth
+        <= 4 and small data: nothing to compile. ``"auto"``: the pairwise engine for the problems
+        :func:`odtmip.dp.pairwise.suits` accepts when every other switch has its default, else the search:
+        compiled once its kernels are compiled in this process or in numba's disk cache; before that, on data of
+        at most :data:`INTERPRETED_CELLS` rows x columns, interpreted for up to :data:`INTERPRETED_SECONDS`, and
+        only a search that needs longer compiles them and goes on. The search and the pairwise engine both return
+        an optimal tree with the fewest branch nodes; where several such trees exist they may return different
+        ones. :class:`DPSolver` is always the search.
     """
 
     depth_two: bool = True
@@ -300,6 +310,13 @@ def _runs_pairwise(dataset: Dataset, max_depth, options, memory_limit: float | N
         return True
     defaults = replace(options, engine="compiled") == DPOptions(engine="compiled")
     return defaults and pairwise.suits(dataset, max_depth, memory_limit)
+
+
+def _runs_interpreted(dataset: Dataset, options: DPOptions) -> bool:
+    """Whether :class:`DPSolver` runs its kernels interpreted (:attr:`DPOptions.engine`)."""
+    return _interpreted.choose(options.engine, dataset.Xb.size, INTERPRETED_CELLS, ksearch.solve_node,
+                               ksearch.root_bound, ksearch.split_bound, ksearch.optimal_entry, kcommon.row_lists,
+                               kcommon.effective_budget, kcommon.cap_budget, kdepth2.solve_terminal)
 
 
 def _check_time_limit(time_limit) -> float | None:
@@ -462,11 +479,12 @@ def warm_up() -> float:
             if counting == "bitset" and weights is not None:
                 continue
             ds = Dataset(X, y, weights)
-            DPSolver(ds, options=DPOptions(counting=counting)).solve(max_depth=3, time_limit=3600.0)
-            DPSolver(ds, leaf_penalty=0.02, options=DPOptions(counting=counting)).solve(max_depth=None)
+            options = DPOptions(counting=counting, engine="compiled")
+            DPSolver(ds, options=options).solve(max_depth=3, time_limit=3600.0)
+            DPSolver(ds, leaf_penalty=0.02, options=options).solve(max_depth=None)
             # a search stopped at its second node: the kernels of a stopped search's bound, compiled here and not
             # inside the first solve that reaches its time limit
-            stopped = DPSolver(ds, leaf_penalty=0.02, options=DPOptions(counting=counting))
+            stopped = DPSolver(ds, leaf_penalty=0.02, options=options)
             stopped._params = stopped._params._replace(node_limit=1)
             stopped.solve(max_depth=3)
     kcommon.clock()  # its object-mode block is compiled at the first call (never cached): here, not in a solve
@@ -525,7 +543,10 @@ class DPSolver:
         if not isinstance(self.options, DPOptions):
             raise OptionError(f"options must be a DPOptions, got {type(self.options).__name__}")
         if self.options.engine == "pairwise":
-            raise OptionError("DPSolver is the compiled search; engine='pairwise' is an option of solve_dp")
+            raise OptionError("DPSolver is the MurTree search (compiled or interpreted); engine='pairwise' is an "
+                              "option of solve_dp")
+        self._interpreted = _runs_interpreted(dataset, self.options)
+        self._k = _interpreted.modules(self._interpreted)  # the kernel modules it runs
         unit = dataset.sample_weight is None or bool(np.all(dataset.sample_weight == 1.0))
         counting = self.options.counting
         if counting == "bitset" and not unit:
@@ -557,7 +578,7 @@ class DPSolver:
         if p == 0:
             fbits = np.zeros((0, W), dtype=np.uint64)
         cbits = pack_columns((y[:, None] == np.arange(K)[None, :]).astype(np.uint8))
-        rptr, cols = kcommon.row_lists(enc.X)
+        rptr, cols = self._k.common.row_lists(enc.X)
         minority = (equivalent_minority(enc.X, y, wts, K) if self.options.equivalent_points
                     else np.zeros(n, dtype=bool))
         self._data = Data(feature_bits=fbits, class_bits=cbits, weights=wts, labels=y, row_start=rptr,
@@ -642,13 +663,26 @@ class DPSolver:
                 raise OptionError("max_depth=None (no depth limit) needs leaf_penalty > 0 (or penalty > 0): "
                                   "without a price per leaf nothing bounds the tree size")
         else:
-            depth = _check_int("max_depth", max_depth, 0, MAX_DEPTH_CAP)
+            max_depth = _check_int("max_depth", max_depth, 0, MAX_DEPTH_CAP)
         node_limit = None if max_nodes is None else _check_int("max_nodes", max_nodes, 0)
         limit = _check_time_limit(time_limit)
-        compile_seconds = warm_up()
+        with np.errstate(over="ignore"):  # the cache's hashes wrap around (numpy warns when interpreted)
+            return _interpreted.interpreted_first(self, lambda left: self._solve(max_depth, node_limit, left), limit,
+                                                  INTERPRETED_SECONDS, self._compile)
+
+    def _compile(self) -> float:
+        """Switch to the compiled kernels; returns the seconds compiling (or loading) them took."""
+        self._interpreted = False
+        self._k = _interpreted.modules(False)
+        return warm_up()
+
+    def _solve(self, max_depth: int | None, node_limit: int | None, limit: float | None) -> SolveResult:
+        """:meth:`solve` with checked arguments, by the kernels ``self._k`` holds."""
+        unbounded, depth = max_depth is None, max_depth
+        compile_seconds = 0.0 if self._interpreted else warm_up()
         t0 = time.perf_counter()
-        stats: dict = {"engine": "compiled", "features": self._p, "features_raw": int(self.dataset.Xb.shape[1]),
-                       "tolerance": self._tol}
+        stats: dict = {"engine": "interpreted" if self._interpreted else "compiled", "features": self._p,
+                       "features_raw": int(self.dataset.Xb.shape[1]), "tolerance": self._tol}
         if compile_seconds:
             stats["compile_seconds"] = compile_seconds
         if self.leaf_penalty is not None:
@@ -720,7 +754,7 @@ class DPSolver:
             d, n = self._root_budget(min(depth, n), n)
             if warm is not None and self._params.leaf_bound and self.penalty > 0:
                 # [OSDT] Theorem C.1 with the greedy tree as T_c: exact, the optimum lies within the smaller budget
-                d, n = (int(v) for v in kcommon.cap_budget(d, n, self._leaf_count_bound(warm[1])))
+                d, n = (int(v) for v in self._k.common.cap_budget(d, n, self._leaf_count_bound(warm[1])))
             if warm is not None and (warm[3] > d or warm[2] > n):
                 # beyond the root's effective budget the greedy tree cannot beat the leaf (it does; defensive)
                 warm, ubc, ubn = None, math.inf, NO_BOUND_NODES
@@ -750,7 +784,7 @@ class DPSolver:
     def _root_budget(self, d: int, n: int) -> tuple[int, int]:
         """The root's budget as the search reduces it (:func:`~odtmip.dp._kernels._common.effective_budget`)."""
         d, n = min(d, n), min(n, (1 << d) - 1)
-        d, n = effective_budget(self._root_counts, d, n, self._params)
+        d, n = self._k.common.effective_budget(self._root_counts, d, n, self._params)
         return int(d), int(n)
 
     def _leaf_count_bound(self, value: float, nodes: int | None = None) -> int:
@@ -773,7 +807,8 @@ class DPSolver:
         t0 = time.perf_counter()
         terminal = None
         if self.options.depth_two:
-            terminal = terminal_solver(self._data, self._scratch, prm, self._K + 1 + kcommon.CNT_EQUIV)
+            terminal = terminal_solver(self._data, self._scratch, prm, self._K + 1 + kcommon.CNT_EQUIV,
+                                       self._k.depth2.solve_terminal)
         g = greedy_tree(self._enc.X, self._data.labels, self._data.weights, self._K, depth, self.min_leaf,
                         self.penalty, self._tol, terminal)
         stats["greedy_seconds"] = time.perf_counter() - t0
@@ -799,7 +834,7 @@ class DPSolver:
             st[kcommon.S_FULL] = 0
             progress._DP_REPORT[0] = lambda: self._progress(search, d, n, ubc)  # noqa: B023 (called in the loop)
             try:
-                cost, nodes, _ = solve_node(search, 0, 0, d, n, ubc, ubn)
+                cost, nodes, _ = self._k.search.solve_node(search, 0, 0, d, n, ubc, ubn)
             finally:
                 progress._DP_REPORT[0] = None
             if not st[kcommon.S_FULL]:
@@ -807,7 +842,7 @@ class DPSolver:
             grown_gib = self._arrays_gib + 2 * kc.tables_gib(self._cache)
             if self.memory_limit is not None and grown_gib > self.memory_limit:
                 return math.inf, 0, st, search, grows, True
-            self._cache = kc.grow_tables(self._cache)
+            self._cache = self._k.cache.grow_tables(self._cache)
             search = search._replace(cache=self._cache)
             grows += 1
         return float(cost), int(nodes), st, search, grows, False
@@ -817,8 +852,8 @@ class DPSolver:
         the equivalent-points weight, and the bound of every root split from its children's cached bounds
         (:func:`~odtmip.dp._kernels._search.split_bound`)."""
         key = self._root_key()
-        cached = float(root_bound(search, key, d, n)[0])
-        return max(cached, self.equivalent_points_weight, float(split_bound(search, key, d, n)))
+        cached = float(self._k.search.root_bound(search, key, d, n)[0])
+        return max(cached, self.equivalent_points_weight, float(self._k.search.split_bound(search, key, d, n)))
 
     def _progress(self, search: Search, d: int, n: int, ubc: float) -> None:
         """A progress line: the best root tree of this search (or the best tree known before it, ``ubc``) and the
@@ -916,7 +951,7 @@ class DPSolver:
         n_rows = int(sum(int(w).bit_count() for w in bits))
         if d == 0 or n == 0 or n_rows < 2 * self.min_leaf:
             return self._leaf(bits)
-        e = int(optimal_entry(self._cache, key, d, n))
+        e = int(self._k.search.optimal_entry(self._cache, key, d, n))
         if e < 0:
             raise VerificationError(f"no cached optimum for a subproblem of {n_rows} rows at budget ({d}, {n})")
         ei = self._cache.ints[e]
@@ -1043,7 +1078,11 @@ def solve_dp(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | None 
             max_nodes = _check_int("max_nodes", max_nodes, 0)
         penalty, leaf_penalty = _check_penalties(penalty, leaf_penalty)
         return solve_pairwise(dataset, max_depth, max_nodes, min_leaf, penalty, leaf_penalty, limit)
-    compile_seconds = warm_up()  # before the clock starts (the solve below reports it)
+    checked = DPOptions() if options is None else options  # DPSolver refuses anything else
+    if isinstance(checked, DPOptions) and _runs_interpreted(dataset, checked):
+        compile_seconds = 0.0
+    else:
+        compile_seconds = warm_up()  # before the clock starts (the solve below reports it)
     t0 = time.perf_counter()
     solver = DPSolver(dataset, min_leaf=min_leaf, penalty=penalty, leaf_penalty=leaf_penalty, options=options,
                       memory_limit=memory_limit)

@@ -1,6 +1,6 @@
 """The kernels run by the Python interpreter (odtmip.dp._kernels._interpreted) search exactly as compiled: the same
-nodes, the same cache, the same tree; engine="auto" interprets until the compiled kernels are ready, within a
-budget, then compiles and starts again."""
+nodes, the same cache, the same tree, in ConTree, the MurTree search and the (fp, fn) front; engine="auto"
+interprets until the compiled kernels are ready, within a budget, then compiles and searches again."""
 
 import json
 import os
@@ -14,12 +14,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from odtmip.data import Dataset
-from odtmip.dp import contree
+from odtmip.dp import contree, pareto, solver
 from odtmip.dp._kernels import _common
 from odtmip.dp._kernels import _interpreted as interp
 from odtmip.dp.contree import ContreeOptions, ContreeSolver
+from odtmip.dp.pareto import ParetoOptions, ParetoSolver, solve_pareto
+from odtmip.dp.solver import DPOptions, DPSolver, solve_dp
 from odtmip.exceptions import OptionError
 from odtmip.results import Status
+from tests.dp.strategies import tiny_data
 
 SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 COMPILED, INTERPRETED = ContreeOptions(engine="compiled"), ContreeOptions(engine="interpreted")
@@ -113,18 +116,98 @@ def test_a_time_limit_inside_the_interpreter_returns_its_best_tree_and_a_bound()
 
 
 def test_the_engine_option_is_checked():
-    with pytest.raises(OptionError, match="engine must be one of 'auto', 'compiled', 'interpreted'"):
-        ContreeOptions(engine="numpy")
+    for options in (ContreeOptions, ParetoOptions):
+        with pytest.raises(OptionError, match="engine must be one of 'auto', 'compiled', 'interpreted'"):
+            options(engine="numpy")
 
 
-def test_a_first_fit_of_a_small_numeric_dataset_compiles_nothing(tmp_path):
-    # A new environment: numba's disk cache is empty. The CLI's fit of the bundled iris (every threshold, depth 3)
-    # runs ConTree's kernels interpreted, so it compiles none and writes nothing to the cache.
+# ------------------------------------------------------------------------------------------ the MurTree search
+SEARCH_KEYS = ("nodes", "depth_two_calls", "depth_one_calls", "cache_hits", "cache_entries", "similarity_prunes",
+               "recounts", "budgets_capped", "split_bound_prunes")
+
+
+@settings(max_examples=150, **SETTINGS)
+@given(tiny_data(max_rows=40, max_cols=6), st.integers(0, 4), st.sampled_from(["auto", "frequency"]),
+       st.sampled_from([{}, {"min_leaf": 2}, {"leaf_penalty": 0.03}, {"penalty": 1.0}]), st.booleans(),
+       st.booleans())
+def test_the_interpreted_search_visits_the_nodes_of_the_compiled_one(ds, depth, counting, kwargs, similarity,
+                                                                      fewest):
+    switches = {"counting": counting, "similarity": similarity, "fewest_nodes": fewest}
+    max_depth = None if depth == 0 and "leaf_penalty" in kwargs else depth
+    a = DPSolver(ds, options=DPOptions(engine="compiled", **switches), **kwargs).solve(max_depth)
+    b = DPSolver(ds, options=DPOptions(engine="interpreted", **switches), **kwargs).solve(max_depth)
+    assert (a.stats["engine"], b.stats["engine"]) == ("compiled", "interpreted")
+    assert b.objective == a.objective and b.tree.to_text() == a.tree.to_text()
+    for key in SEARCH_KEYS:
+        assert b.stats[key] == a.stats[key], key
+
+
+def test_the_search_interprets_until_its_kernels_are_ready_then_compiles_within_the_budget(monkeypatch):
+    ds = Dataset(np.random.default_rng(4).integers(0, 2, size=(80, 8)), np.random.default_rng(5).integers(0, 3, 80))
+    reference = DPSolver(ds, options=DPOptions(engine="compiled", similarity=False)).solve(3)
+    monkeypatch.setattr(interp, "compiled_ready", lambda *kernels: False)
+    monkeypatch.setattr(solver, "INTERPRETED_SECONDS", 60.0)
+    first = solve_dp(ds, 3, options=DPOptions(similarity=False))  # a switch set: not the pairwise engine
+    assert first.stats["engine"] == "interpreted" and "compile_seconds" not in first.stats
+    assert first.tree.to_text() == reference.tree.to_text() and first.stats["nodes"] == reference.stats["nodes"]
+    monkeypatch.setattr(solver, "INTERPRETED_SECONDS", 0.0)
+    again = DPSolver(ds, options=DPOptions(similarity=False)).solve(3)
+    assert again.stats["engine"] == "compiled" and again.stats["interpreted_seconds"] >= 0.0
+    assert again.status is Status.OPTIMAL and again.objective == again.bound == reference.objective
+    assert again.tree.to_text() == reference.tree.to_text()
+    stopped = DPSolver(ds, options=DPOptions(engine="interpreted"))
+    stopped._params = stopped._params._replace(node_limit=3)
+    res = stopped.solve(3)
+    assert res.status is Status.TIME_LIMIT and res.stats["engine"] == "interpreted"
+    assert res.bound <= reference.objective <= res.objective
+
+
+# ------------------------------------------------------------------------------------------ the (fp, fn) front
+@settings(max_examples=100, **SETTINGS)
+@given(tiny_data(max_rows=40, max_cols=6, classes=(2,)), st.integers(0, 3), st.booleans(), st.booleans())
+def test_the_interpreted_front_search_visits_the_subproblems_of_the_compiled_one(ds, depth, similarity, lookahead):
+    switches = {"similarity": similarity, "lookahead": lookahead}
+    a = ParetoSolver(ds, options=ParetoOptions(engine="compiled", **switches)).front(depth)
+    b = ParetoSolver(ds, options=ParetoOptions(engine="interpreted", **switches)).front(depth)
+    assert (a.stats["engine"], b.stats["engine"]) == ("compiled", "interpreted")
+    assert b.pairs == a.pairs and [p.tree.to_text() for p in b.points] == [p.tree.to_text() for p in a.points]
+    for key in ("subproblems", "merges", "depth_two_calls", "cache_hits", "lookahead_prunes", "bound_prunes"):
+        assert b.stats[key] == a.stats[key], key
+    for goal in ({"metric": "f1"}, {"min_sensitivity": 0.8}):
+        f = solve_pareto(ds, depth, options=ParetoOptions(engine="compiled"), **goal)
+        g = solve_pareto(ds, depth, options=ParetoOptions(engine="interpreted"), **goal)
+        assert g.status is f.status and g.objective == f.objective
+        assert (g.tree is None and f.tree is None) or g.tree.to_text() == f.tree.to_text()
+
+
+def test_the_front_interprets_until_its_kernels_are_ready_then_compiles_within_the_budget(monkeypatch):
+    rng = np.random.default_rng(6)
+    ds = Dataset(rng.integers(0, 2, size=(80, 6)), rng.integers(0, 2, 80))
+    reference = solve_pareto(ds, 3, metric="f1", options=ParetoOptions(engine="compiled"))
+    monkeypatch.setattr(interp, "compiled_ready", lambda *kernels: False)
+    monkeypatch.setattr(pareto, "INTERPRETED_SECONDS", 60.0)
+    first = solve_pareto(ds, 3, metric="f1")
+    assert first.stats["engine"] == "interpreted" and "compile_seconds" not in first.stats
+    assert first.tree.to_text() == reference.tree.to_text() and first.objective == reference.objective
+    monkeypatch.setattr(pareto, "INTERPRETED_SECONDS", 0.0)
+    again = solve_pareto(ds, 3, metric="f1")
+    assert again.stats["engine"] == "compiled" and again.stats["interpreted_seconds"] >= 0.0
+    assert again.status is Status.OPTIMAL and again.tree.to_text() == reference.tree.to_text()
+
+
+@pytest.mark.parametrize("args, solver, objective", [
+    (["iris"], "contree", 1),  # every threshold of the numeric columns, depth 3: ConTree
+    (["monk2", "--depth", "4"], "dp", 142),  # the MurTree search
+    (["tic-tac-toe", "--metric", "f1"], "dp", pytest.approx(0.155028, abs=1e-6)),  # the front, depth 3
+])
+def test_a_first_fit_of_a_small_dataset_compiles_nothing(tmp_path, args, solver, objective):
+    # A new environment: numba's disk cache is empty. The CLI's fit runs the kernels interpreted, so it compiles
+    # none and writes nothing to the cache.
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
-    proc = subprocess.run([sys.executable, "-m", "odtmip.cli", "fit", "iris", "--json"],
+    proc = subprocess.run([sys.executable, "-m", "odtmip.cli", "fit", *args, "--json"],
                           capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
-    assert out["objective"] == 1 and out["status"] == "optimal" and out["solver"] == "contree"
+    assert out["objective"] == objective and out["status"] == "optimal" and out["solver"] == solver
     assert out["stats"]["engine"] == "interpreted" and "compile_seconds" not in out["stats"]
     assert not (tmp_path / "numba").exists() or not any((tmp_path / "numba").rglob("*.nbi"))

@@ -156,7 +156,7 @@ def test_engine_options_are_checked():
     wide = Dataset(np.random.default_rng(0).integers(0, 2, size=(50, 400)), [0, 1] * 25)
     with pytest.raises(ResourceError, match=r"pairwise engine on 50 rows x 400 binary columns .* memory_limit = 0.001"):
         solve_dp(wide, 2, options=PAIRWISE, memory_limit=1e-3)
-    with pytest.raises(OptionError, match="DPSolver is the compiled search"):
+    with pytest.raises(OptionError, match="DPSolver is the MurTree search"):
         DPSolver(ds, options=PAIRWISE)
     for bad, match in (({"min_leaf": 0}, "min_leaf"), ({"max_nodes": -1}, "max_nodes"), ({"penalty": -1}, "penalty"),
                        ({"penalty": 1, "leaf_penalty": 0.1}, "not both"), ({"max_depth": 2.5}, "max_depth")):

@@ -20,7 +20,7 @@ from odtmip.results import Status
 from .strategies import integral, tiny_data
 
 SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
-SWITCHES = [f.name for f in fields(ParetoOptions)]
+SWITCHES = [f.name for f in fields(ParetoOptions) if f.name != "engine"]  # the technique switches
 
 
 def pairs_close(a, b):
