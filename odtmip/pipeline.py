@@ -7,8 +7,9 @@
    peak memory (:func:`~odtmip.models.formulation.estimated_memory_gib`); above ``memory_limit`` GiB the call
    stops there with a :class:`~odtmip.exceptions.ResourceError`;
 2. **budget**: ``time_limit`` covers the whole call from here on (:class:`Budget`): the model build, the warm
-   start's DP solves (together at most :data:`WARM_START_SHARE` of it), the LP bound, completing the starts and
-   HiGHS, which gets whatever is left;
+   start's DP solves (together at most :data:`WARM_START_SHARE` of it; the DP's JIT compile, if they need one, is
+   left out and reported as ``stats["compile_seconds"]``), the LP bound, completing the starts and HiGHS, which
+   gets whatever is left;
 3. **warm start**: the DP optimum of the formulation's own DP problems (``"dp"``), the paper's CART tree
    (``"cart"``, where the formulation has one), a given :class:`~odtmip.tree.Tree`, or nothing; a DP tree that
    does not fit the model is skipped, a given tree that does not fit is an error. With ``feed_dp`` the other DP
@@ -70,6 +71,13 @@ class Budget:
     def elapsed(self) -> float:
         return time.perf_counter() - self.start
 
+    def exclude(self, seconds: float) -> None:
+        """Leave out ``seconds`` that were not the call's work (a JIT compile): the start and the deadline move by
+        them."""
+        self.start += seconds
+        if self.deadline is not None:
+            self.deadline += seconds
+
 
 def formulation(name: str) -> Formulation:
     """The registered formulation called ``name``; an OptionError listing the others when there is none."""
@@ -102,6 +110,7 @@ def dp_solutions(problems: Sequence[DPProblem], budget: Budget, memory_limit: fl
                 if refused is not None:
                     refused.append(str(exc))
                 break  # its other depths have the same columns
+            budget.exclude(result.stats.get("compile_seconds", 0.0))
             solved.append((problem, depth, result))
     return solved
 
@@ -152,12 +161,6 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
             and memory_limit > 0):
         raise OptionError(f"memory_limit must be a number of GiB > 0 or None (no guard), got {memory_limit!r}")
     stats: dict = {}
-    if dp_solved is None and (warm_start == "dp" or feed_dp):
-        # JIT compilation of the DP (or loading it from numba's disk cache) happens once per process, before the
-        # clock starts, as in solve_dp: it is reported apart and never counts against the time limit
-        from odtmip.dp import warm_up
-
-        stats["compile_seconds"] = warm_up()
     budget = Budget(highs.time_limit if time_limit is None else time_limit)
 
     shortcut = f.shortcut(data, opts)
@@ -222,6 +225,12 @@ def _warm_starts(f: Formulation, m, data: Dataset, max_depth, opts, warm_start, 
         if dp_solved is None:
             dp_solved = dp_solutions(f.starts(data, max_depth, opts), budget.part(WARM_START_SHARE), memory_limit,
                                      refused)
+            # the DP's JIT compile (or loading it from numba's disk cache), when its solves needed one, is reported
+            # apart and never counts against the time limit
+            compiled = sum(result.stats.get("compile_seconds", 0.0) for _, _, result in dp_solved)
+            budget.exclude(compiled)
+            if compiled:
+                stats["compile_seconds"] = compiled
         trees = [result.tree for _, _, result in dp_solved if result.tree is not None]
         stats["dp_solves"] = len(dp_solved)
         if refused:

@@ -1,5 +1,7 @@
 """odtmip.check on every model: the verdict, the units conversion, and a disagreement it must report."""
 
+import time
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -58,22 +60,42 @@ def test_check_rejects_what_it_cannot_compare():
 def test_compile_time_is_reported_apart_from_every_solve(monkeypatch):
     # The DP's JIT compile happens once per process (odtmip.dp.warm_up); a check, a MIP with the DP's warm start and
     # the comparison's row report it as compile_seconds, outside every solve's seconds (issue #17). A stand-in
-    # warm_up reports a compile of a known length.
-    import odtmip.dp
+    # warm_up takes and reports a compile of a known length the first time it is called, as the real one does.
     import odtmip.dp.pairwise
     import odtmip.dp.solver
     from odtmip.compare import COLUMNS, Cell, Variant, solve_cell
+    from odtmip.dp._kernels import _interpreted
     from odtmip.pipeline import solve_mip
 
-    for module in (odtmip.dp, odtmip.dp.solver):
-        monkeypatch.setattr(module, "warm_up", lambda: 12.5)
-    monkeypatch.setattr(odtmip.dp.pairwise, "suits", lambda *args: False)  # the compiled engine, also for small data
+    compile_seconds = 0.3
+
+    def a_new_process():
+        calls = iter([compile_seconds])
+
+        def warm_up():
+            seconds = next(calls, 0.0)
+            time.sleep(seconds)
+            return seconds
+
+        monkeypatch.setattr(odtmip.dp.solver, "warm_up", warm_up)
+
+    monkeypatch.setattr(odtmip.dp.pairwise, "suits", lambda *args: False)  # the compiled search, also for small data
+    monkeypatch.setattr(_interpreted, "compiled_ready", lambda *kernels: False)
+    monkeypatch.setattr(odtmip.dp.solver, "INTERPRETED_CELLS", 0)  # ... and not interpreted
+    a_new_process()
+    t0 = time.perf_counter()
     mip = solve_mip("gunluk", small_data(), max_depth=1)
-    assert mip.stats["compile_seconds"] == 12.5
+    assert mip.stats["compile_seconds"] == compile_seconds and mip.stats["dp_solves"] >= 1
+    assert mip.seconds <= time.perf_counter() - t0 - compile_seconds  # the compile is not the MIP's time
     assert "compile_seconds" not in solve_mip("gunluk", small_data(), max_depth=1, warm_start="none").stats
+    a_new_process()
     report = check(small_data(), "gunluk", max_depth=1)
-    assert report.compile_seconds == 12.5  # the DP's solve compiled; the MIP reused its trees
-    assert "compiled (or loaded from numba's cache) in 12.50 s" in report.summary()
+    assert report.compile_seconds == compile_seconds  # the DP's solve compiled; the MIP reused its trees
+    assert "compiled (or loaded from numba's cache) in 0.30 s" in report.summary()
+    a_new_process()
     row, _, _ = solve_cell(Cell("small", small_data(), "-", Variant("gunluk", {}), depth=1, warm_start="dp", seed=None,
                                 time_limit=None))
-    assert "compile_seconds" in COLUMNS and row["compile_seconds"] == 12.5
+    assert "compile_seconds" in COLUMNS and row["compile_seconds"] == compile_seconds
+    a_new_process()
+    monkeypatch.setattr(odtmip.dp.solver, "INTERPRETED_CELLS", 10**5)  # small data, kernels not compiled: interpreted
+    assert "compile_seconds" not in solve_mip("gunluk", small_data(), max_depth=1).stats
