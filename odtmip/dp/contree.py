@@ -79,8 +79,8 @@ from odtmip.tree import Split, branch, leaf
 
 #: Group kinds whose raw column ConTree splits at every midpoint.
 NUMERIC_KINDS = ("ordinal", "thresholds")
-#: Seconds the interpreted kernels search under ``engine="auto"`` before ConTree compiles them and starts again:
-#: about a third of the compile (6-8 s), so a problem too big for the interpreter costs at most a third more.
+#: Seconds per process the interpreted kernels search under ``engine="auto"`` before ConTree compiles them and
+#: starts again: about a third of the compile (6-8 s), so work too big for the interpreter costs at most a third more.
 INTERPRETED_SECONDS = 2.5
 #: ... and only on data of at most this many rows x features (one search node scans them all).
 INTERPRETED_CELLS = 10**5
@@ -113,9 +113,8 @@ class ContreeOptions:
         Who runs the kernels (:mod:`odtmip.dp._kernels._interpreted`; the same search either way, node for
         node). ``"auto"``: compiled once they are compiled in this process or in numba's cache on disk;
         before that, on data of at most :data:`INTERPRETED_CELLS` rows x features, the Python interpreter
-        searches for up to :data:`INTERPRETED_SECONDS`, and only a search that needs longer compiles them (about
-        6 s) and starts again. ``"interpreted"``: the interpreter, to the
-        end.
+        searches for up to :data:`INTERPRETED_SECONDS` per process, and a search that needs longer compiles them
+        (about 6 s) and starts again. ``"interpreted"``: the interpreter, to the end.
     """
 
     depth_two: bool = True

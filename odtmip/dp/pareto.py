@@ -74,9 +74,9 @@ from odtmip.tree import Tree, leaf
 
 #: The lower bound that says nothing.
 NO_BOUND = np.zeros((1, 2))
-#: Seconds the front search runs interpreted under ``engine="auto"`` before it compiles its kernels and searches
-#: again: about a third of the compile (about 20 s), so a problem too big for the interpreter costs at most a third
-#: more.
+#: Seconds per process the front search runs interpreted under ``engine="auto"`` before it compiles its kernels and
+#: searches again: about a third of the compile (about 20 s), so work too big for the interpreter costs at most a
+#: third more.
 INTERPRETED_SECONDS = 6.0
 #: ... and only on data of at most this many rows x binary columns.
 INTERPRETED_CELLS = 10**5
@@ -115,7 +115,7 @@ class ParetoOptions:
         Who runs the kernels (:mod:`odtmip.dp._kernels._interpreted`; the same search either way, node for
         node). ``"auto"``: compiled once they are compiled in this process or in numba's cache on disk; before
         that, on data of at most :data:`INTERPRETED_CELLS` rows x columns, the Python interpreter searches for up
-        to :data:`INTERPRETED_SECONDS`, and only a search that needs longer compiles them (about 20 s) and
+        to :data:`INTERPRETED_SECONDS` per process, and a search that needs longer compiles them (about 20 s) and
         searches again. ``"interpreted"``: the interpreter, to the end.
     """
 

@@ -141,9 +141,9 @@ EXACT_INTEGERS = 2.0**53
 COUNTING = ("auto", "bitset", "frequency")
 CACHE_KINDS = ("dataset", "branch", None)
 ENGINES = ("auto", "compiled", "interpreted", "pairwise")
-#: Seconds the search runs interpreted under ``engine="auto"`` before :class:`DPSolver` compiles its kernels and
-#: searches again: about a third of the compile (about 20 s), so a problem too big for the interpreter costs at most
-#: a third more.
+#: Seconds per process the search runs interpreted under ``engine="auto"`` before :class:`DPSolver` compiles its
+#: kernels and searches again: about a third of the compile (about 20 s), so work too big for the interpreter costs at
+#: most a third more.
 INTERPRETED_SECONDS = 6.0
 #: ... and only on data of at most this many rows x binary columns.
 INTERPRETED_CELLS = 10**5
@@ -220,10 +220,10 @@ class DPOptions:
         <= 4 and small data: nothing to compile. ``"auto"``: the pairwise engine for the problems
         :func:`odtmip.dp.pairwise.suits` accepts when every other switch has its default, else the search:
         compiled once its kernels are compiled in this process or in numba's disk cache; before that, on data of
-        at most :data:`INTERPRETED_CELLS` rows x columns, interpreted for up to :data:`INTERPRETED_SECONDS`, and
-        only a search that needs longer compiles them and goes on. The search and the pairwise engine both return
-        an optimal tree with the fewest branch nodes; where several such trees exist they may return different
-        ones. :class:`DPSolver` is always the search.
+        at most :data:`INTERPRETED_CELLS` rows x columns, interpreted for up to :data:`INTERPRETED_SECONDS` per
+        process, and a search that needs longer compiles them and searches again. The search and the pairwise
+        engine both return an optimal tree with the fewest branch nodes; where several such trees exist they may
+        return different ones. :class:`DPSolver` is always the search.
     """
 
     depth_two: bool = True

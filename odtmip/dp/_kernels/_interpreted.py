@@ -12,8 +12,8 @@ Both ways compute alike: numba's int64, uint64 and float64 arithmetic is numpy's
 without fast-math; integers wrap), so the interpreter visits the same nodes in the same order, which the tests
 check node for node. numpy warns where integers wrap (the cache's hashes), so :func:`quietly` runs a call with
 those warnings off. Interpreted, a kernel is some hundred times slower: the solvers use it only until its
-compiled form is ready (:func:`compiled_ready`), and only within a time budget (each solver's
-``INTERPRETED_SECONDS``), after which they compile and search again.
+compiled form is ready (:func:`compiled_ready`), and only within a time budget per process (each solver's
+``INTERPRETED_SECONDS``), after which they compile and search again (:func:`interpreted_first`).
 """
 
 from __future__ import annotations
@@ -80,27 +80,40 @@ def choose(engine: str, cells: int, max_cells: int, *dispatchers: Dispatcher) ->
     return engine == "interpreted" or (engine == "auto" and cells <= max_cells and not compiled_ready(*dispatchers))
 
 
+#: Seconds each solver class has searched interpreted in this process: its budget is one per process, so that
+#: repeated small solves (a cross-validation) stop interpreting and compile once they have spent it.
+_SPENT: dict[type, float] = {}
+
+
 def interpreted_first(solver, solve, time_limit: float | None, budget: float, compile_kernels):
-    """``solve(time_limit)``, a solve of ``solver`` (whose ``_interpreted`` says how it runs its kernels), within
-    ``budget`` seconds first when it runs them interpreted under ``engine="auto"``.
+    """``solve(time_limit)``, a solve of ``solver`` (whose ``_interpreted`` says how it runs its kernels), first
+    interpreted while the solver's class has some of its ``budget`` seconds per process left, when it runs them
+    interpreted under ``engine="auto"``.
 
     A search stopped by that budget is abandoned: ``compile_kernels()`` switches ``solver`` to the compiled kernels,
     compiling them (it returns the seconds that took), and ``solve`` runs again with what is left of
     ``time_limit``. The result then has ``stats["interpreted_seconds"]`` (counted in its ``seconds``, the compile
-    is not) and the compile time in ``stats["compile_seconds"]``. A ``time_limit`` within the budget is the
-    interpreter's to use: compiling would take longer.
+    is not) and the compile time in ``stats["compile_seconds"]``. A ``time_limit`` within what is left of the
+    budget is the interpreter's to use: compiling would take longer. Once the budget is spent, the solve compiles
+    at once.
     """
-    if not (solver._interpreted and solver.options.engine == "auto") or (
-            time_limit is not None and time_limit <= budget):
+    if not (solver._interpreted and solver.options.engine == "auto"):
         return solve(time_limit)
-    t0 = time.perf_counter()
-    first = solve(budget)
-    spent = time.perf_counter() - t0
-    if first.status is not Status.TIME_LIMIT or first.stop_reason != Status.TIME_LIMIT.value:
-        return first  # finished, or stopped otherwise (a relative gap, the memory limit)
+    left = budget - _SPENT.get(type(solver), 0.0)
+    spent = 0.0
+    if left > 0:
+        t0 = time.perf_counter()
+        first = solve(left if time_limit is None else min(time_limit, left))
+        spent = time.perf_counter() - t0
+        _SPENT[type(solver)] = _SPENT.get(type(solver), 0.0) + spent
+        if time_limit is not None and time_limit <= left:
+            return first
+        if first.status is not Status.TIME_LIMIT or first.stop_reason != Status.TIME_LIMIT.value:
+            return first  # finished, or stopped otherwise (a relative gap, the memory limit)
     compile_seconds = compile_kernels()
     result = solve(None if time_limit is None else max(time_limit - spent, 0.0))
-    result.stats["interpreted_seconds"] = spent
+    if spent:
+        result.stats["interpreted_seconds"] = spent
     result.stats["compile_seconds"] = result.stats.get("compile_seconds", 0.0) + compile_seconds
     return dataclasses.replace(result, seconds=result.seconds + spent)
 
