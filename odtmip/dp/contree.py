@@ -319,8 +319,9 @@ class ContreeSolver:
         gap = _check_penalty(max_gap, "max_gap")
         if gap >= 1.0:
             raise OptionError(f"max_gap must be in [0, 1), got {max_gap!r}")
-        return _interpreted.interpreted_first(self, lambda left: self._solve(depth, left, gap, memory_limit), limit,
-                                              INTERPRETED_SECONDS, self._compile)
+        with np.errstate(over="ignore"):  # the cache's hashes wrap around (numpy warns when interpreted)
+            return _interpreted.interpreted_first(self, lambda left: self._solve(depth, left, gap, memory_limit),
+                                                  limit, INTERPRETED_SECONDS, self._compile)
 
     def _compile(self) -> float:
         """Switch to the compiled kernels; returns the seconds compiling (or loading) them took."""
@@ -341,10 +342,10 @@ class ContreeSolver:
                                time.perf_counter() - t0, stats)
         o = self.options
         prune = self.min_leaf == 1
-        deadline = math.inf if limit is None else t0 + limit
-        prm = Switches(self._K, self.min_leaf, self.penalty, self._tol, deadline, o.depth_two,
-                       o.neighbourhood and prune, o.interval and prune, o.subinterval and prune, o.cache,
-                       o.upper_bound, gap, node_limit=self._node_limit)
+        prm = Switches(self._K, self.min_leaf, self.penalty, self._tol,
+                       math.inf if limit is None else t0 + limit, o.depth_two, o.neighbourhood and prune,
+                       o.interval and prune, o.subinterval and prune, o.cache, o.upper_bound, gap,
+                       node_limit=self._node_limit)
         d = depth if F > 0 else 0
         words = max(1, (n + 63) // 64)
         work_gib = work_memory_gib(d, F, n)
@@ -395,26 +396,24 @@ class ContreeSolver:
         n, F = len(self._labels), len(self.features.ranks)
         self._cache = cache
         grows, out_of_memory = 0, False
-        with np.errstate(over="ignore"):  # the cache's hashes wrap around (numpy warns when interpreted)
-            while True:
-                work = new_work(d, F, n, self._K)
-                for f in range(F):
-                    work.rows[0, f] = self.features.order[f]
-                    work.vals[0, f] = self.features.ranks[f, work.rows[0, f]]
-                if F == 0:
-                    work.rows[0, 0, :] = np.arange(n)
-                work.labs[0] = self._labels[work.rows[0]]
-                work.wts[0] = self._weights[work.rows[0]]
-                st = np.zeros(kcommon.N_STATS, dtype=np.int64)
-                value, exact = kern.solve_subtree(self.features.offsets, work, prm, self._cache, st, 0, n, d,
-                                                  math.inf)
-                if not st[kcommon.S_FULL] or st[kcommon.S_TIMEOUT]:
-                    break
-                if memory_limit is not None and work_gib + 2 * kc.tables_gib(self._cache) > memory_limit:
-                    out_of_memory = True
-                    break
-                self._cache = kcache.grow_tables(self._cache)
-                grows += 1
+        while True:
+            work = new_work(d, F, n, self._K)
+            for f in range(F):
+                work.rows[0, f] = self.features.order[f]
+                work.vals[0, f] = self.features.ranks[f, work.rows[0, f]]
+            if F == 0:
+                work.rows[0, 0, :] = np.arange(n)
+            work.labs[0] = self._labels[work.rows[0]]
+            work.wts[0] = self._weights[work.rows[0]]
+            st = np.zeros(kcommon.N_STATS, dtype=np.int64)
+            value, exact = kern.solve_subtree(self.features.offsets, work, prm, self._cache, st, 0, n, d, math.inf)
+            if not st[kcommon.S_FULL] or st[kcommon.S_TIMEOUT]:
+                break
+            if memory_limit is not None and work_gib + 2 * kc.tables_gib(self._cache) > memory_limit:
+                out_of_memory = True
+                break
+            self._cache = kcache.grow_tables(self._cache)
+            grows += 1
         return value, exact, st, work, grows, out_of_memory
 
     # --------------------------------------------------------------- rebuild
@@ -443,8 +442,7 @@ class ContreeSolver:
         key = np.zeros(self._cache.keys.shape[1], dtype=np.uint64)
         np.bitwise_or.at(key, rows >> 6, np.left_shift(np.uint64(1), (rows & 63).astype(np.uint64)))
         kern, _ = _kernels(self._interpreted)
-        code, left_code, right_code, terminal = (int(x) for x in _interpreted.quietly(kern.cached_split, self._cache,
-                                                                                       key, d))
+        code, left_code, right_code, terminal = (int(x) for x in kern.cached_split(self._cache, key, d))
         if terminal < 0:
             raise VerificationError(f"no cached optimum for a subproblem of {len(rows)} rows at depth {d}")
         return self._split(rows, d, code, left_code, right_code, terminal)

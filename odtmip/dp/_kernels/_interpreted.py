@@ -10,7 +10,7 @@ with compiled overloads (:func:`~odtmip.dp._kernels._common.popcount`,
 
 Both ways compute alike: numba's int64, uint64 and float64 arithmetic is numpy's scalar arithmetic (IEEE doubles
 without fast-math; integers wrap), so the interpreter visits the same nodes in the same order, which the tests
-check node for node. numpy warns where integers wrap (the cache's hashes), so :func:`quietly` runs a call with
+check node for node. numpy warns where integers wrap (the cache's hashes), so the solvers run their kernels with
 those warnings off. Interpreted, a kernel is some hundred times slower: the solvers use it only until its
 compiled form is ready (:func:`compiled_ready`), and only within a time budget per process (each solver's
 ``INTERPRETED_SECONDS``), after which they compile and search again (:func:`interpreted_first`).
@@ -25,7 +25,6 @@ import os
 import time
 import types
 
-import numpy as np
 from numba.core.dispatcher import Dispatcher
 
 from odtmip.exceptions import OptionError
@@ -33,7 +32,7 @@ from odtmip.results import Status
 
 #: The kernel modules, in the order they import each other.
 MODULES = ("_common", "_cache", "_depth2", "_search", "_contree", "_pareto")
-#: Who runs a solver's kernels (the ``engine`` option of ConTree's and the front's options).
+#: Who runs a solver's kernels (the ``engine`` of ContreeOptions and ParetoOptions; DPOptions adds "pairwise").
 ENGINES = ("auto", "compiled", "interpreted")
 
 
@@ -114,14 +113,9 @@ def interpreted_first(solver, solve, time_limit: float | None, budget: float, co
     result = solve(None if time_limit is None else max(time_limit - spent, 0.0))
     if spent:
         result.stats["interpreted_seconds"] = spent
-    result.stats["compile_seconds"] = result.stats.get("compile_seconds", 0.0) + compile_seconds
+    if compile_seconds:
+        result.stats["compile_seconds"] = result.stats.get("compile_seconds", 0.0) + compile_seconds
     return dataclasses.replace(result, seconds=result.seconds + spent)
-
-
-def quietly(call, *args):
-    """``call(*args)`` with numpy's warnings on integer wrap-around off (the compiled kernels wrap silently)."""
-    with np.errstate(over="ignore"):
-        return call(*args)
 
 
 def compiled_ready(*dispatchers: Dispatcher) -> bool:
