@@ -294,7 +294,7 @@ def _runs_pairwise(dataset: Dataset, max_depth, options, memory_limit: float | N
     from odtmip.dp import pairwise  # it builds on this module
 
     options = DPOptions() if options is None else options
-    if not isinstance(options, DPOptions) or options.engine == "compiled":
+    if not isinstance(options, DPOptions) or options.engine in ("compiled", "interpreted"):
         return False
     if max_depth is not None:
         max_depth = _check_int("max_depth", max_depth, 0, MAX_DEPTH_CAP)

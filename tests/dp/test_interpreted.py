@@ -164,6 +164,8 @@ def test_the_search_interprets_until_its_kernels_are_ready_then_compiles_within_
     assert again.stats["engine"] == "compiled" and again.stats["interpreted_seconds"] > 0.0
     assert again.status is Status.OPTIMAL and again.objective == again.bound == reference.objective
     assert again.tree.to_text() == reference.tree.to_text()
+    small = solve_dp(ds, 2, options=DPOptions(engine="interpreted"))  # asked for: not the pairwise engine
+    assert small.stats["engine"] == "interpreted" and small.objective == solve_dp(ds, 2).objective
     stopped = DPSolver(ds, options=DPOptions(engine="interpreted"))
     stopped._params = stopped._params._replace(node_limit=3)
     res = stopped.solve(3)
