@@ -115,8 +115,8 @@ class ParetoOptions:
         Who runs the kernels (:mod:`odtmip.dp._kernels._interpreted`; the same search either way, node for
         node). ``"auto"``: compiled once they are compiled in this process or in numba's cache on disk; before
         that, on data of at most :data:`INTERPRETED_CELLS` rows x columns, the Python interpreter searches for up
-        to :data:`INTERPRETED_SECONDS` per process, and a search that needs longer compiles them (about 20 s) and
-        searches again. ``"interpreted"``: the interpreter, to the end.
+        to :data:`INTERPRETED_SECONDS` per process (and a quarter of a time limit), and a search that needs longer
+        compiles them (about 20 s) and searches again. ``"interpreted"``: the interpreter, to the end.
     """
 
     depth_two: bool = True

@@ -21,7 +21,7 @@ from odtmip.dp.contree import ContreeOptions, ContreeSolver
 from odtmip.dp.pareto import ParetoOptions, ParetoSolver, solve_pareto
 from odtmip.dp.solver import DPOptions, DPSolver, solve_dp
 from odtmip.exceptions import OptionError
-from odtmip.results import Status
+from odtmip.results import SolveResult, Status
 from tests.dp.strategies import tiny_data
 
 SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
@@ -111,6 +111,52 @@ def a_new_process(monkeypatch, module, budget):
     """No interpreted time spent yet, and ``module``'s budget set to ``budget`` seconds."""
     monkeypatch.setattr(interp, "_SPENT", {})
     monkeypatch.setattr(module, "INTERPRETED_SECONDS", budget)
+
+
+class PolicyProbe:
+    """A solver as :func:`~odtmip.dp._kernels._interpreted.interpreted_first` sees it: interpreted until it compiles
+    (7 s); a solve finishes when it has no time limit or one of at least ``needs`` seconds, or runs compiled."""
+
+    def __init__(self, needs: float):
+        self._interpreted, self.options, self.needs, self.calls = True, types.SimpleNamespace(engine="auto"), needs, []
+
+    def solve(self, limit):
+        self.calls.append((self._interpreted, limit))
+        done = not self._interpreted or limit is None or limit >= self.needs
+        status = Status.OPTIMAL if done else Status.TIME_LIMIT
+        return SolveResult("probe", status, status.value, None, None, 0.0, 0.5, {})
+
+    def compile(self) -> float:
+        self._interpreted = False
+        return 7.0
+
+    def run(self, time_limit, budget=6.0):
+        return interp.interpreted_first(self, self.solve, time_limit, budget, self.compile)
+
+
+def test_the_interpreter_gets_the_budget_left_and_a_quarter_of_a_time_limit(monkeypatch):
+    monkeypatch.setattr(interp, "_SPENT", {})
+    quick = PolicyProbe(needs=0.1)
+    res = quick.run(None)
+    assert quick.calls == [(True, 6.0)] and res.status is Status.OPTIMAL and "compile_seconds" not in res.stats
+    quick = PolicyProbe(needs=0.1)
+    assert quick.run(2.0).status is Status.OPTIMAL and quick.calls == [(True, 0.5)]
+    slow = PolicyProbe(needs=10.0)
+    res = slow.run(20.0)  # a quarter of the time limit interpreted, then compiled with the rest
+    (first, second) = slow.calls
+    assert first == (True, 5.0) and second[0] is False and 19.9 < second[1] < 20.0
+    assert res.status is Status.OPTIMAL and res.stats["compile_seconds"] == 7.0
+    assert 0.0 <= res.stats["interpreted_seconds"] < 0.1 and res.seconds == 0.5 + res.stats["interpreted_seconds"]
+    slow = PolicyProbe(needs=10.0)
+    slow.run(None)  # the rest of the process's budget, then compiled without a limit
+    assert slow.calls[0][0] is True and 5.9 < slow.calls[0][1] <= 6.0 and slow.calls[1] == (False, None)
+    monkeypatch.setattr(interp, "_SPENT", {PolicyProbe: 6.0})
+    spent = PolicyProbe(needs=0.1)
+    res = spent.run(20.0)  # the budget is spent: compiled at once
+    assert spent.calls == [(False, 20.0)] and "interpreted_seconds" not in res.stats
+    asked = PolicyProbe(needs=10.0)
+    asked.options.engine = "interpreted"
+    assert asked.run(5.0).status is Status.TIME_LIMIT and asked.calls == [(True, 5.0)]  # the interpreter, to the end
 
 
 def test_a_time_limit_inside_the_interpreter_returns_its_best_tree_and_a_bound():

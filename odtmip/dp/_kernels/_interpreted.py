@@ -89,12 +89,12 @@ def interpreted_first(solver, solve, time_limit: float | None, budget: float, co
     interpreted while the solver's class has some of its ``budget`` seconds per process left, when it runs them
     interpreted under ``engine="auto"``.
 
-    A search stopped by that budget is abandoned: ``compile_kernels()`` switches ``solver`` to the compiled kernels,
-    compiling them (it returns the seconds that took), and ``solve`` runs again with what is left of
-    ``time_limit``. The result then has ``stats["interpreted_seconds"]`` (counted in its ``seconds``, the compile
-    is not) and the compile time in ``stats["compile_seconds"]``. A ``time_limit`` within what is left of the
-    budget is the interpreter's to use: compiling would take longer. Once the budget is spent, the solve compiles
-    at once.
+    The interpreter gets what is left of the budget, and at most a quarter of ``time_limit``. A search it does not
+    finish in that time is abandoned: ``compile_kernels()`` switches ``solver`` to the compiled kernels, compiling
+    them (it returns the seconds that took), and ``solve`` runs again with the rest of ``time_limit`` (so a time
+    limit still gets at least three quarters of it compiled, as without the interpreter). The result then has
+    ``stats["interpreted_seconds"]`` (counted in its ``seconds``, the compile is not) and the compile time in
+    ``stats["compile_seconds"]``. Once the budget is spent, the solve compiles at once.
     """
     if not (solver._interpreted and solver.options.engine == "auto"):
         return solve(time_limit)
@@ -102,11 +102,9 @@ def interpreted_first(solver, solve, time_limit: float | None, budget: float, co
     spent = 0.0
     if left > 0:
         t0 = time.perf_counter()
-        first = solve(left if time_limit is None else min(time_limit, left))
+        first = solve(left if time_limit is None else min(left, time_limit / 4))
         spent = time.perf_counter() - t0
         _SPENT[type(solver)] = _SPENT.get(type(solver), 0.0) + spent
-        if time_limit is not None and time_limit <= left:
-            return first
         if first.status is not Status.TIME_LIMIT or first.stop_reason != Status.TIME_LIMIT.value:
             return first  # finished, or stopped otherwise (a relative gap, the memory limit)
     compile_seconds = compile_kernels()
