@@ -127,7 +127,7 @@ class ContreeOptions:
     engine: str = "auto"
 
     def __post_init__(self):
-        _interpreted.choose(self.engine, 0, 0)  # checks the value
+        _interpreted.check_engine(self.engine)
 
 
 @dataclass
@@ -238,14 +238,6 @@ def warm_up() -> float:
             ContreeSolver(Dataset(X, y, weights), options=options).solve(3, time_limit=3600.0)
 
 
-def _kernels(interpreted: bool):
-    """The ConTree kernel module and the cache's, compiled or interpreted (:mod:`odtmip.dp._kernels._interpreted`)."""
-    if interpreted:
-        k = _interpreted.kernels()
-        return k["_contree"], k["_cache"]
-    return kcontree, kc
-
-
 class ContreeSolver:
     """ConTree bound to one dataset (see the module docstring).
 
@@ -283,9 +275,9 @@ class ContreeSolver:
         self._interpreted = _interpreted.choose(self.options.engine, len(self._labels) * len(self.features.ranks),
                                                 INTERPRETED_CELLS, kcontree.solve_subtree, kcontree.split_impurity,
                                                 kcontree.cached_split)
+        self._k = _interpreted.modules(self._interpreted)  # the kernel modules it runs
         if self.options.sort_features and len(self.features.ranks) > 1:
-            kern, _ = _kernels(self._interpreted)
-            gini = kern.split_impurity(self.features.order, self.features.ranks, self._labels, self._weights,
+            gini = self._k.contree.split_impurity(self.features.order, self.features.ranks, self._labels, self._weights,
                                        self._K)
             self.features = self.features.reordered(np.argsort(gini, kind="stable"))
         self._tol = tie_tolerance(self._weights, self.penalty, self._K)
@@ -326,10 +318,11 @@ class ContreeSolver:
     def _compile(self) -> float:
         """Switch to the compiled kernels; returns the seconds compiling (or loading) them took."""
         self._interpreted = False
+        self._k = _interpreted.modules(False)
         return warm_up()
 
     def _solve(self, depth: int, limit: float | None, gap: float, memory_limit: float | None) -> SolveResult:
-        """:meth:`solve` with checked arguments, by the kernels ``self._interpreted`` names."""
+        """:meth:`solve` with checked arguments, by the kernels ``self._k`` holds."""
         compile_seconds = 0.0 if self._interpreted else warm_up()
         t0 = time.perf_counter()
         n, F = len(self._labels), len(self.features.ranks)
@@ -390,9 +383,8 @@ class ContreeSolver:
                            time.perf_counter() - t0, stats)
 
     def _search(self, prm: Switches, d: int, cache: kc.Cache, work_gib: float, memory_limit: float | None):
-        """Run the kernels (``self._interpreted`` says which) on the whole data from the empty tables ``cache``,
-        growing them while they fill up: ``(value, exact, stats array, work, cache grows, out of memory)``."""
-        kern, kcache = _kernels(self._interpreted)
+        """Run the kernels of ``self._k`` on the whole data from the empty tables ``cache``, growing them while they
+        fill up: ``(value, exact, stats array, work, cache grows, out of memory)``."""
         n, F = len(self._labels), len(self.features.ranks)
         self._cache = cache
         grows, out_of_memory = 0, False
@@ -406,13 +398,14 @@ class ContreeSolver:
             work.labs[0] = self._labels[work.rows[0]]
             work.wts[0] = self._weights[work.rows[0]]
             st = np.zeros(kcommon.N_STATS, dtype=np.int64)
-            value, exact = kern.solve_subtree(self.features.offsets, work, prm, self._cache, st, 0, n, d, math.inf)
+            value, exact = self._k.contree.solve_subtree(self.features.offsets, work, prm, self._cache, st, 0, n, d,
+                                                         math.inf)
             if not st[kcommon.S_FULL] or st[kcommon.S_TIMEOUT]:
                 break
             if memory_limit is not None and work_gib + 2 * kc.tables_gib(self._cache) > memory_limit:
                 out_of_memory = True
                 break
-            self._cache = kcache.grow_tables(self._cache)
+            self._cache = self._k.cache.grow_tables(self._cache)
             grows += 1
         return value, exact, st, work, grows, out_of_memory
 
@@ -441,8 +434,7 @@ class ContreeSolver:
             return self._leaf(rows)
         key = np.zeros(self._cache.keys.shape[1], dtype=np.uint64)
         np.bitwise_or.at(key, rows >> 6, np.left_shift(np.uint64(1), (rows & 63).astype(np.uint64)))
-        kern, _ = _kernels(self._interpreted)
-        code, left_code, right_code, terminal = (int(x) for x in kern.cached_split(self._cache, key, d))
+        code, left_code, right_code, terminal = (int(x) for x in self._k.contree.cached_split(self._cache, key, d))
         if terminal < 0:
             raise VerificationError(f"no cached optimum for a subproblem of {len(rows)} rows at depth {d}")
         return self._split(rows, d, code, left_code, right_code, terminal)

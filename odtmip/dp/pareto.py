@@ -129,7 +129,7 @@ class ParetoOptions:
     engine: str = "auto"
 
     def __post_init__(self):
-        _interpreted.choose(self.engine, 0, 0)  # checks the value
+        _interpreted.check_engine(self.engine)
 
 
 def confusion(fp: float, fn: float, positives: float, negatives: float) -> Confusion:

@@ -221,9 +221,9 @@ class DPOptions:
         :func:`odtmip.dp.pairwise.suits` accepts when every other switch has its default, else the search:
         compiled once its kernels are compiled in this process or in numba's disk cache; before that, on data of
         at most :data:`INTERPRETED_CELLS` rows x columns, interpreted for up to :data:`INTERPRETED_SECONDS` per
-        process (and a quarter of a time limit), and a search that needs longer compiles them and searches again. The search and the pairwise
-        engine both return an optimal tree with the fewest branch nodes; where several such trees exist they may
-        return different ones. :class:`DPSolver` is always the search.
+        process (and a quarter of a time limit), and a search that needs longer compiles them and searches again.
+        The search and the pairwise engine both return an optimal tree with the fewest branch nodes; where several
+        such trees exist they may return different ones. :class:`DPSolver` is always the search.
     """
 
     depth_two: bool = True

@@ -70,12 +70,17 @@ def modules(interpreted: bool) -> types.SimpleNamespace:
                                     for name in MODULES})
 
 
+def check_engine(engine: str) -> None:
+    """An :class:`~odtmip.exceptions.OptionError` unless ``engine`` is one of :data:`ENGINES`."""
+    if engine not in ENGINES:
+        raise OptionError(f"engine must be one of {', '.join(map(repr, ENGINES))}, got {engine!r}")
+
+
 def choose(engine: str, cells: int, max_cells: int, *dispatchers: Dispatcher) -> bool:
     """Whether a solver runs its kernels interpreted: ``engine`` is ``"interpreted"``, or ``"auto"`` while the
     ``dispatchers`` are not ready compiled (:func:`compiled_ready`) and the data has at most ``max_cells``
     rows x columns (a search node of the interpreter scans them)."""
-    if engine not in ENGINES:
-        raise OptionError(f"engine must be one of {', '.join(map(repr, ENGINES))}, got {engine!r}")
+    check_engine(engine)
     return engine == "interpreted" or (engine == "auto" and cells <= max_cells and not compiled_ready(*dispatchers))
 
 
