@@ -1,15 +1,17 @@
-"""The DP's first incumbent: a greedy tree with optimal depth-two bottoms, built before the search starts.
+"""The first incumbent of the DP and of ConTree: a greedy tree with optimal depth-two bottoms, built before the
+search starts.
 
-A search stopped by its time limit returns the best tree it knows ([MurTree] §10). Before this module that was
-the single leaf until a whole root configuration finished, which on wide data or at depth >= 5 takes longer
-than the limit. :func:`greedy_tree` builds, in a fraction of a second, a tree that is never worse than CART at
-the same depth on the same columns:
+A search stopped by its time limit returns the best tree it knows ([MurTree] §10). Without this module that
+is the single leaf until a whole root configuration finished, which on wide data or at depth >= 5 takes longer
+than the limit. :func:`grow_greedy` builds, in a fraction of a second, a tree that is never worse than CART at
+the same depth on the same splits:
 
 * the top levels, down to remaining depth 3, split like CART ([CART] §4.3): the split of largest weighted
   Gini decrease among those leaving ``min_leaf`` rows on each side; a pure node, or one without such a split,
-  stays a leaf;
-* at remaining depth <= 2 the subtree is the optimum of the depth-two solver ([MurTree] §4.3-4.4), which
-  is never worse than any other tree of that depth there, CART's included;
+  stays a leaf. The splits are the search's: 0/1 columns for the DP (:func:`greedy_tree`), every threshold of
+  every ordered feature for ConTree (:func:`ordered_split`);
+* at remaining depth <= 2 the subtree is the optimum of the search's depth-two solver ([MurTree] §4.3-4.4,
+  [ConTree] Alg. 2), which is never worse than any other tree of that depth there, CART's included;
 * bottom up, a subtree that does not beat its node's leaf lexicographically on (objective, branch nodes)
   is replaced by the leaf (the objective charges ``penalty`` per branch node, so this is cost-complexity
   pruning of [CART] §3.3 at the search's fixed penalty).
@@ -24,6 +26,7 @@ References
 ----------
 .. [CART] L. Breiman, J. H. Friedman, R. A. Olshen, C. J. Stone, "Classification and Regression Trees",
    Wadsworth, 1984.
+.. [ConTree] see :mod:`odtmip.dp.contree`.
 .. [MurTree] see :mod:`odtmip.dp.solver`.
 .. [OSDT] see :mod:`odtmip.dp.solver`.
 """
@@ -39,9 +42,10 @@ from odtmip.dp._kernels._depth2 import R_FEATURE, R_LEFT, R_NODES, R_RIGHT, solv
 
 
 class Greedy(NamedTuple):
-    """A tree over the search's internal features: ``spec`` is a class index (a leaf) or a tuple
-    ``(feature, absent subtree, present subtree)``; ``cost`` errors + penalty x branch nodes as the search
-    counts it, ``nodes`` its branch nodes, ``depth`` its depth."""
+    """A tree over the search's own splits: ``spec`` is a class index (a leaf) or a tuple ``(split, left subtree,
+    right subtree)`` (for the DP an internal feature, rows without it left; for ConTree a split code, rows
+    above its threshold right); ``cost`` errors + penalty x branch nodes as the search counts it, ``nodes``
+    its branch nodes, ``depth`` its depth."""
 
     spec: object
     cost: float
@@ -49,14 +53,12 @@ class Greedy(NamedTuple):
     depth: int
 
 
-def greedy_tree(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, depth: int, min_leaf: int,
-                penalty: float, tol: float, terminal=None) -> Greedy:
-    """Greedy tree of depth <= ``depth`` on the 0/1 columns ``X`` (module docstring).
+def grow_greedy(y: np.ndarray, w: np.ndarray, n_classes: int, depth: int, min_leaf: int, penalty: float,
+                tol: float, split, terminal=None) -> Greedy:
+    """Greedy tree of depth <= ``depth`` (module docstring).
 
     Parameters
     ----------
-    X : uint8 array (n, p)
-        The search's internal columns.
     y, w : arrays (n,)
         Class indices 0..K-1 and sample weights.
     n_classes : int
@@ -65,9 +67,13 @@ def greedy_tree(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, dep
         Depth limit and rows (unweighted) every leaf holds.
     penalty, tol : float
         Objective per branch node; objectives closer than ``tol`` are equal.
+    split : callable
+        ``split(rows, Y, counts)`` -> ``(split, right)``: CART's split of the rows (class weights ``Y``, one
+        row each, one-hot times weight; ``counts`` their sum) and the boolean mask of the rows it sends right,
+        or None when no split leaves ``min_leaf`` rows on both sides.
     terminal : callable, optional
         ``terminal(rows, depth)`` -> (spec, cost, nodes) of an optimal tree of depth <= 1 or 2 on the rows
-        (``DPSolver``'s depth-two solver), or None when it ran out of time; without it, and when it gives
+        (the search's depth-two solver), or None when it ran out of time; without it, and when it gives
         None, CART's split is taken at every level.
     """
     onehot = np.zeros((len(y), n_classes))
@@ -83,16 +89,61 @@ def greedy_tree(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, dep
             found = terminal(rows, r)
             if found is not None:
                 return Greedy(*found, depth=min(found[2], r))
-        f = _cart_split(X[rows], onehot[rows], counts, min_leaf)
-        if f < 0:
+        found = split(rows, onehot[rows], counts)
+        if found is None:
             return leaf
-        present = X[rows, f] == 1
-        left, right = grow(rows[~present], r - 1), grow(rows[present], r - 1)
-        sub = Greedy((f, left.spec, right.spec), left.cost + right.cost + penalty, left.nodes + right.nodes + 1,
+        head, right = found
+        left, right = grow(rows[~right], r - 1), grow(rows[right], r - 1)
+        sub = Greedy((head, left.spec, right.spec), left.cost + right.cost + penalty, left.nodes + right.nodes + 1,
                      1 + max(left.depth, right.depth))
         return sub if sub.cost < leaf.cost - tol else leaf  # lexicographically better than the leaf (0 nodes)
 
     return grow(np.arange(len(y)), depth)
+
+
+def greedy_tree(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, depth: int, min_leaf: int,
+                penalty: float, tol: float, terminal=None) -> Greedy:
+    """:func:`grow_greedy` on the 0/1 columns ``X`` (uint8 array (n, p), the DP's internal columns); a split is
+    a column, the rows having it go right."""
+
+    def split(rows: np.ndarray, Y: np.ndarray, counts: np.ndarray):
+        f = _cart_split(X[rows], Y, counts, min_leaf)
+        return None if f < 0 else (f, X[rows, f] == 1)
+
+    return grow_greedy(y, w, n_classes, depth, min_leaf, penalty, tol, split, terminal)
+
+
+def ordered_split(order: np.ndarray, ranks: np.ndarray, offsets: np.ndarray, min_leaf: int):
+    """``split`` of :func:`grow_greedy` over ordered features ([ConTree] Eq. 1): ``order[f]`` lists all rows by
+    their rank ``ranks[f]`` on feature f; a split code ``offsets[f] + r`` sends right the rows of rank > r.
+
+    For each feature the rows of the node, in f-order, give every threshold's left class weights as a running
+    sum; a threshold lies between consecutive distinct ranks. The split of largest Gini proxy (see
+    :func:`_cart_split`) wins; ties go to the first feature, then the lowest threshold.
+    """
+    n = order.shape[1]
+
+    def split(rows: np.ndarray, Y: np.ndarray, counts: np.ndarray):
+        m = len(rows)
+        where = np.full(n, -1)
+        where[rows] = np.arange(m)
+        best, head, feature, rank = -np.inf, None, -1, -1
+        left_rows = np.arange(1, m)
+        for f in range(order.shape[0]):
+            o = order[f][where[order[f]] >= 0]
+            v = ranks[f, o]
+            left = np.cumsum(Y[where[o]], axis=0)[:-1]  # class weights of the first i rows, i = 1..m-1
+            ok = (v[1:] != v[:-1]) & (left_rows >= min_leaf) & (m - left_rows >= min_leaf)
+            if not ok.any():
+                continue
+            proxy = _gini_proxy(left, counts[None, :] - left)
+            proxy[~ok] = -np.inf
+            k = int(np.argmax(proxy))
+            if proxy[k] > best:
+                best, head, feature, rank = proxy[k], int(offsets[f] + v[k]), f, int(v[k])
+        return None if head is None else (head, ranks[feature, rows] > rank)
+
+    return split
 
 
 #: Columns per block when the class weights of all columns are counted (bounds the float copy of the rows).
@@ -114,13 +165,18 @@ def _cart_split(Xr: np.ndarray, Yr: np.ndarray, counts: np.ndarray, min_leaf: in
     present = np.empty((p, Yr.shape[1]))  # class weights of the rows with the column
     for j in range(0, p, _BLOCK):
         present[j:j + _BLOCK] = Xr[:, j:j + _BLOCK].T.astype(np.float64) @ Yr
-    absent = counts[None, :] - present
-    w_p, w_a = present.sum(axis=1), absent.sum(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        proxy = (np.where(w_p > 0, (present**2).sum(axis=1) / w_p, 0.0)
-                 + np.where(w_a > 0, (absent**2).sum(axis=1) / w_a, 0.0))
+    proxy = _gini_proxy(present, counts[None, :] - present)
     proxy[~ok] = -np.inf
     return int(np.argmax(proxy))
+
+
+def _gini_proxy(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """sum_c a_c^2 / w_a + sum_c b_c^2 / w_b per row of the class weights ``a``, ``b`` of two sides (a side of
+    no weight adds 0): the larger, the larger the Gini decrease."""
+    w_a, w_b = a.sum(axis=1), b.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (np.where(w_a > 0, (a**2).sum(axis=1) / w_a, 0.0)
+                + np.where(w_b > 0, (b**2).sum(axis=1) / w_b, 0.0))
 
 
 def terminal_solver(data, scratch, prm, n_counts: int, solve=solve_terminal):

@@ -22,11 +22,14 @@ change the optimum. With ``min_leaf > 1`` the three pruning rules are off (they 
 rows, which a minimum leaf size breaks), so every threshold is evaluated.
 
 Arithmetic as in the DP (:func:`odtmip.dp.solver.tie_tolerance`): exact for integer weights and penalty.
-Anytime: the compiled search reads the clock every 256 evaluations and, at the deadline, returns the best
-root tree found so far (or the leaf) with ``Status.TIME_LIMIT`` and a lower bound from the root's threshold
-search (the incumbent, once the search is inside the last feature, else the penalty; the SP bound of the
-intervals left). A cache that would outgrow ``memory_limit`` stops the search the same way
-(``Status.MEMORY_LIMIT``). Every tree is verified by routing the training data through it.
+Anytime: at depth >= 3 the search starts from a greedy tree (:mod:`odtmip.dp.anytime`: CART's thresholds down
+to depth two, the optimal depth-two subtrees below), never worse than CART at the same depth on the same
+thresholds, and then looks only for strictly better trees. The compiled search reads the clock every 256
+evaluations and, at the deadline, returns the best tree found so far (the greedy tree or a better root split)
+with ``Status.TIME_LIMIT`` and a lower bound from the root's threshold search (the incumbent, once the search
+is inside the last feature, else the penalty; the SP bound of the intervals left). A cache that would outgrow
+``memory_limit`` stops the search the same way (``Status.MEMORY_LIMIT``). Every tree is verified by routing the
+training data through it.
 
 References
 ----------
@@ -62,6 +65,7 @@ from odtmip.dp._kernels._contree import (
     Switches,
     new_work,
 )
+from odtmip.dp.anytime import Greedy, grow_greedy, ordered_split
 from odtmip.dp.solver import (
     MAX_DEPTH_CAP,
     DPOptions,
@@ -109,6 +113,10 @@ class ContreeOptions:
     sort_features : bool
         Search the features in the order of their best single split's Gini impurity on the whole data (the
         authors' ``sort_gini``, at the root only): a good incumbent early lets the bounds prune more.
+    greedy : bool
+        At depth >= 3, start from the greedy tree of :mod:`odtmip.dp.anytime` (CART's thresholds, optimal
+        depth-two subtrees) and search only for strictly better trees: a tree at once when stopped early, and
+        an upper bound for the pruning rules.
     engine : {"auto", "compiled", "interpreted"}
         Who runs the kernels (:mod:`odtmip.dp._kernels._interpreted`; the same search either way, node for
         node). ``"auto"``: compiled once they are compiled in this process or in numba's cache on disk;
@@ -124,6 +132,7 @@ class ContreeOptions:
     cache: bool = True
     upper_bound: bool = True
     sort_features: bool = True
+    greedy: bool = True
     engine: str = "auto"
 
     def __post_init__(self):
@@ -342,13 +351,15 @@ class ContreeSolver:
         d = depth if F > 0 else 0
         words = max(1, (n + 63) // 64)
         work_gib = work_memory_gib(d, F, n)
-        cache = kc.new_tables(words, *_table_sizes(words))
-        cache_gib = kc.tables_gib(cache)
+        self._cache = kc.new_tables(words, *_table_sizes(words))
+        cache_gib = kc.tables_gib(self._cache)
         if memory_limit is not None and work_gib + cache_gib > memory_limit:
             raise ResourceError(f"ConTree at depth {d} on {n:,} rows x {F} features would take about "
                                 f"{work_gib + cache_gib:.2f} GiB, more than memory_limit = {memory_limit:g} GiB; "
                                 "use fewer rows or features, a smaller depth, or raise memory_limit")
-        value, exact, st, work, grows, out_of_memory = self._search(prm, d, cache, work_gib, memory_limit)
+        greedy = self._greedy(prm, d, stats) if o.greedy and d >= 3 and F > 0 else None
+        ub = greedy.cost if greedy is not None else math.inf
+        value, exact, st, work, grows, out_of_memory = self._search(prm, d, ub, work_gib, memory_limit)
         stats["engine"] = "interpreted" if self._interpreted else "compiled"
         stats.update(nodes=int(st[kcommon.S_NODES]), depth_two_evaluations=int(st[kcommon.S_DEPTH2]),
                      depth_one_calls=int(st[kcommon.S_DEPTH1]), cache_hits=int(st[kcommon.S_CACHE_HITS]),
@@ -358,16 +369,18 @@ class ContreeSolver:
                      cache_keys=int(self._cache.used[kc.U_KEYS]), cache_grows=grows)
         rows = np.arange(n)
         if st[kcommon.S_TIMEOUT] or out_of_memory:
-            spec, value = self._incumbent(work.incumbent, rows, d)
+            spec, value = self._incumbent(work.incumbent, rows, d, greedy)
             status = Status.MEMORY_LIMIT if out_of_memory else Status.TIME_LIMIT
             reason, bound = status.value, float(work.incumbent[I_BOUND])
             if self._tol == 0.0:  # integer costs
                 bound = float(math.ceil(bound))
-        else:
-            if not exact:
-                raise VerificationError("ConTree's root search returned no tree although the leaf is feasible")
+        elif exact:
             spec, status, reason = self._build(rows, d), Status.OPTIMAL, "solved"
-        tree = self.dataset.new_tree(spec)
+        elif greedy is not None:  # no tree beats the greedy one: it is optimal
+            spec, value, status, reason = greedy.spec, greedy.cost, Status.OPTIMAL, "solved"
+        else:
+            raise VerificationError("ConTree's root search returned no tree although the leaf is feasible")
+        tree = self.dataset.new_tree(self._tree_spec(spec))
         verify_tree(self.dataset, tree, float(value), self.penalty, self.min_leaf, d, (1 << d) - 1)
         objective = float(self.dataset.misclassifications(tree) + self.penalty * tree.n_branch_nodes)
         if status is Status.OPTIMAL and gap > 0.0:
@@ -382,11 +395,10 @@ class ContreeSolver:
         return SolveResult("contree", status, reason, tree, objective, min(bound, objective),
                            time.perf_counter() - t0, stats)
 
-    def _search(self, prm: Switches, d: int, cache: kc.Cache, work_gib: float, memory_limit: float | None):
-        """Run the kernels of ``self._k`` on the whole data from the empty tables ``cache``, growing them while they
-        fill up: ``(value, exact, stats array, work, cache grows, out of memory)``."""
+    def _search(self, prm: Switches, d: int, ub: float, work_gib: float, memory_limit: float | None):
+        """Run the kernels of ``self._k`` on the whole data below ``ub`` from the tables ``self._cache``, growing
+        them while they fill up: ``(value, exact, stats array, work, cache grows, out of memory)``."""
         n, F = len(self._labels), len(self.features.ranks)
-        self._cache = cache
         grows, out_of_memory = 0, False
         while True:
             work = new_work(d, F, n, self._K)
@@ -399,7 +411,7 @@ class ContreeSolver:
             work.wts[0] = self._weights[work.rows[0]]
             st = np.zeros(kcommon.N_STATS, dtype=np.int64)
             value, exact = self._k.contree.solve_subtree(self.features.offsets, work, prm, self._cache, st, 0, n, d,
-                                                         math.inf)
+                                                         ub)
             if not st[kcommon.S_FULL] or st[kcommon.S_TIMEOUT]:
                 break
             if memory_limit is not None and work_gib + 2 * kc.tables_gib(self._cache) > memory_limit:
@@ -409,12 +421,49 @@ class ContreeSolver:
             grows += 1
         return value, exact, st, work, grows, out_of_memory
 
+    # --------------------------------------------------------------- greedy tree
+    def _greedy(self, prm: Switches, d: int, stats: dict) -> Greedy | None:
+        """The greedy tree of :mod:`odtmip.dp.anytime` at depth ``d``, its depth-two subtrees solved by the search's
+        kernels into ``self._cache`` (by the deadline of ``prm``, not its node limit); None if it is the leaf."""
+        t0 = time.perf_counter()
+        f = self.features
+        n, F = len(self._labels), len(f.ranks)
+        work = new_work(2, F, n, self._K)
+        prm = prm._replace(node_limit=1 << 62)
+
+        def terminal(rows: np.ndarray, r: int):
+            member = np.zeros(n, dtype=bool)
+            member[rows] = True
+            for g in range(F):
+                o = f.order[g][member[f.order[g]]]
+                work.rows[0, g, :len(rows)] = o
+                work.vals[0, g, :len(rows)] = f.ranks[g, o]
+            work.labs[0, :, :len(rows)] = self._labels[work.rows[0, :, :len(rows)]]
+            work.wts[0, :, :len(rows)] = self._weights[work.rows[0, :, :len(rows)]]
+            st = np.zeros(kcommon.N_STATS, dtype=np.int64)
+            value, exact = self._k.contree.solve_subtree(f.offsets, work, prm, self._cache, st, 0, len(rows), r,
+                                                         math.inf)
+            if not exact or st[kcommon.S_TIMEOUT] or st[kcommon.S_FULL]:
+                return None  # past the deadline, or the cache is full: CART's split
+            spec = self._build(rows, r)
+            return spec, value, _branch_nodes(spec)
+
+        g = grow_greedy(self._labels, self._weights, self._K, d, self.min_leaf, self.penalty, self._tol,
+                        ordered_split(f.order, f.ranks, f.offsets, self.min_leaf), terminal)
+        stats["greedy_seconds"] = time.perf_counter() - t0
+        if g.nodes == 0:
+            return None
+        stats["greedy_objective"] = g.cost
+        return g
+
     # --------------------------------------------------------------- rebuild
+    # Trees are built as (split code, left, right) tuples with class indices as leaves (the specs of
+    # odtmip.dp.anytime), and turned into a tree spec by _tree_spec.
     def _counts(self, rows: np.ndarray) -> np.ndarray:
         return np.bincount(self._labels[rows], weights=self._weights[rows], minlength=self._K)
 
-    def _leaf(self, rows: np.ndarray):
-        return leaf(int(np.argmax(self._counts(rows))))
+    def _leaf(self, rows: np.ndarray) -> int:
+        return int(np.argmax(self._counts(rows)))
 
     def _children(self, rows: np.ndarray, code: int) -> tuple[np.ndarray, np.ndarray]:
         f, r = self.features.decode(code)
@@ -425,10 +474,10 @@ class ContreeSolver:
         if code < 0:
             return self._leaf(rows)
         left, right = self._children(rows, code)
-        return branch(self.features.split(code), self._leaf(left), self._leaf(right))
+        return code, self._leaf(left), self._leaf(right)
 
     def _build(self, rows: np.ndarray, d: int):
-        """Tree spec of the cached optimum of ``rows`` at depth ``d`` (mirrors the search's early exits)."""
+        """The cached optimum of ``rows`` at depth ``d`` (mirrors the search's early exits)."""
         counts = self._counts(rows)
         if d == 0 or len(rows) < 2 * self.min_leaf or counts.sum() - counts.max() <= self._tol:
             return self._leaf(rows)
@@ -444,21 +493,35 @@ class ContreeSolver:
             return self._leaf(rows)
         left, right = self._children(rows, code)
         if terminal:
-            return branch(self.features.split(code), self._stump(left, left_code), self._stump(right, right_code))
-        return branch(self.features.split(code), self._build(left, d - 1), self._build(right, d - 1))
+            return code, self._stump(left, left_code), self._stump(right, right_code)
+        return code, self._build(left, d - 1), self._build(right, d - 1)
 
-    def _incumbent(self, inc: np.ndarray, rows: np.ndarray, d: int):
-        """Best root tree known at the deadline (its children are cached optima), else the leaf."""
+    def _incumbent(self, inc: np.ndarray, rows: np.ndarray, d: int, greedy: Greedy | None):
+        """Best tree known at the deadline: the root's incumbent (its children are cached optima), the greedy tree
+        or the leaf."""
         counts = self._counts(rows)
-        leaf_value = float(counts.sum() - counts.max())
-        if math.isfinite(inc[I_COST]) and inc[I_COST] < leaf_value - self._tol:
+        best = (self._leaf(rows), float(counts.sum() - counts.max()))
+        if greedy is not None:
+            best = (greedy.spec, greedy.cost)
+        if math.isfinite(inc[I_COST]) and inc[I_COST] < best[1] - self._tol:
             try:
                 spec = self._split(rows, d, int(inc[I_CODE]), int(inc[I_LEFT]), int(inc[I_RIGHT]),
                                    int(inc[I_TERMINAL]))
                 return spec, float(inc[I_COST])
-            except VerificationError:  # a child's entry was lost to a full cache: fall back to the leaf
+            except VerificationError:  # a child's entry was lost to a full cache
                 pass
-        return self._leaf(rows), leaf_value
+        return best
+
+    def _tree_spec(self, t):
+        """Tree spec of a tuple tree."""
+        if isinstance(t, tuple):
+            return branch(self.features.split(t[0]), self._tree_spec(t[1]), self._tree_spec(t[2]))
+        return leaf(t)
+
+
+def _branch_nodes(t) -> int:
+    """Branch nodes of a tuple tree."""
+    return 1 + _branch_nodes(t[1]) + _branch_nodes(t[2]) if isinstance(t, tuple) else 0
 
 
 def solve_contree(dataset: Dataset, max_depth: int = 3, min_leaf: int = 1, penalty: float = 0.0,

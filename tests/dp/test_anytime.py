@@ -1,12 +1,13 @@
-"""Anytime quality of the DP: the greedy first incumbent is never worse than CART, and a search stopped anywhere
-returns a verified tree and a valid lower bound (issue #17)."""
+"""Anytime quality of the DP and of ConTree: the greedy first incumbent is never worse than CART, and a search
+stopped anywhere returns a verified tree and a valid lower bound (issue #17)."""
 
 import numpy as np
 import pytest
 from sklearn.tree import DecisionTreeClassifier
 
 from odtmip.data import Dataset
-from odtmip.dp import DPSolver, solve_dp
+from odtmip.dp import DPSolver, solve_contree, solve_dp
+from odtmip.dp.contree import ContreeOptions, ContreeSolver
 from odtmip.results import Status
 
 
@@ -19,11 +20,13 @@ def _random_data(rng, n, p, K, weights):
     return Dataset(X, y, w)
 
 
-def _cart_errors(ds, depth, min_leaf):
-    """Weighted training misclassifications of scikit-learn's CART at ``depth`` on the same binary columns."""
+def _cart_errors(ds, depth, min_leaf, X=None):
+    """Weighted training misclassifications of scikit-learn's CART at ``depth`` on the same binary columns (or on
+    the numeric columns ``X``, split at midpoints as ConTree splits them)."""
+    X = ds.Xb if X is None else X
     cart = DecisionTreeClassifier(max_depth=depth, min_samples_leaf=min_leaf, random_state=0)
-    cart.fit(ds.Xb, ds.y, sample_weight=ds.weights)
-    return float(np.sum(ds.weights * (cart.predict(ds.Xb) != ds.y)))
+    cart.fit(X, ds.y, sample_weight=ds.weights)
+    return float(np.sum(ds.weights * (cart.predict(X) != ds.y)))
 
 
 @pytest.mark.parametrize("case", range(24))
@@ -53,6 +56,44 @@ def test_a_tiny_time_limit_still_beats_the_leaf_like_cart(rng):
     assert res.status is Status.TIME_LIMIT
     leaf = float(min(ds.weights[ds.y == 0].sum(), ds.weights[ds.y == 1].sum()))
     assert res.objective <= _cart_errors(ds, 3, 1) + 1e-9 < leaf
+
+
+@pytest.mark.parametrize("case", range(16))
+def test_a_stopped_contree_search_is_never_worse_than_cart(case):
+    # The same on numeric columns: stopped at its root, ConTree returns the greedy tree (CART's thresholds, optimal
+    # depth-two subtrees), which is at least as good as CART; without a greedy first incumbent it was the leaf.
+    rng = np.random.default_rng(100 + case)
+    depth, min_leaf, K = 3 + case % 2, (1, 1, 4)[case % 3], (2, 3)[case % 2]
+    n, p = int(rng.integers(50, 130)), int(rng.integers(2, 6))
+    X = rng.random((n, p)).round(2)
+    y = ((X[:, 0] > 0.5) ^ (X[:, 1] > 0.3) ^ (rng.random(n) < 0.2)).astype(int)
+    if K > 2:
+        y = np.where(rng.random(n) < 0.3, rng.integers(0, K, size=n), y)
+    ds = Dataset(X, y, rng.random(n) + 0.05)
+    cart = _cart_errors(ds, depth, min_leaf, X)
+    solver = ContreeSolver(ds, min_leaf=min_leaf)
+    solver._node_limit = 0
+    stopped = solver.solve(depth)
+    assert stopped.status is Status.TIME_LIMIT
+    assert stopped.stats["greedy_objective"] == pytest.approx(stopped.objective)
+    assert stopped.objective <= cart + 1e-9
+    optimum = solve_contree(ds, depth, min_leaf)
+    assert optimum.objective <= stopped.objective + 1e-9
+    assert 0.0 <= stopped.bound <= optimum.objective
+    leafless = ContreeSolver(ds, min_leaf=min_leaf, options=ContreeOptions(greedy=False))
+    leafless._node_limit = 0
+    assert leafless.solve(depth).tree.n_branch_nodes == 0  # the same stop without the greedy tree
+
+
+def test_a_tiny_contree_time_limit_still_beats_the_leaf_like_cart(rng):
+    # past the deadline before the greedy tree's first depth-two subtree: CART's thresholds all the way down
+    X = rng.random((400, 4)).round(3)
+    y = ((X[:, 0] > 0.4) & (X[:, 1] < 0.7) | (X[:, 2] > 0.9)).astype(int) ^ (rng.random(400) < 0.05)
+    ds = Dataset(X, y, rng.random(400) + 0.5)
+    res = solve_contree(ds, 4, time_limit=1e-6)
+    assert res.status is Status.TIME_LIMIT and res.tree.depth <= 4
+    leaf = float(min(ds.weights[ds.y == 0].sum(), ds.weights[ds.y == 1].sum()))
+    assert res.objective <= _cart_errors(ds, 4, 1, X) + 1e-9 < leaf
 
 
 @pytest.mark.parametrize("penalty, leaf_penalty, depth", [(0.0, None, 3), (0.0, None, 4), (2.0, None, 4),

@@ -54,7 +54,7 @@ def close(a, b):
 
 
 @settings(max_examples=300, **SETTINGS)
-@given(data=numeric_data(), depth=st.integers(0, 3), min_leaf=MIN_LEAF, penalty=PENALTIES)
+@given(data=numeric_data(), depth=st.integers(0, 4), min_leaf=MIN_LEAF, penalty=PENALTIES)
 def test_equals_murtree_dp_on_all_midpoints(data, depth, min_leaf, penalty):
     ds = midpoints(*data)
     con = solve_contree(ds, depth, min_leaf, penalty)

@@ -323,7 +323,8 @@ def stopped_bound(queue, first, tail, rec, best, last, slack, prm):
     feature f, with the intervals ``queue[first:tail]`` (the one in hand first) not yet searched.
 
     Every threshold of the features before f, and every threshold of f outside those intervals, was evaluated
-    or pruned: it costs at least the incumbent ``best`` (times 1 - ``slack`` under a relative gap). An interval
+    or pruned: it costs at least ``best``, the incumbent or the root's upper bound, whichever is lower (times
+    1 - ``slack`` under a relative gap). An interval
     between the evaluated u and v costs at least L_u + R_v + penalty (SP, [ConTree] Theorem 3; only with the
     pruning rules on: they rest on monotonicity). A feature after f (``last`` false) costs at least the penalty.
     """
@@ -510,7 +511,8 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
         if stopped:
             if root:
                 last = f == offsets.shape[0] - 1
-                work.incumbent[I_BOUND] = stopped_bound(queue, head - 1, tail, rec, best, last, slack, prm)
+                work.incumbent[I_BOUND] = stopped_bound(queue, head - 1, tail, rec, min(best, ub), last, slack,
+                                                          prm)
             return best, False
     if best < ub - tol:
         if ki >= 0:
