@@ -113,35 +113,46 @@ def greedy_tree(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, dep
     return grow_greedy(y, w, n_classes, depth, min_leaf, penalty, tol, split, terminal)
 
 
-def ordered_split(order: np.ndarray, ranks: np.ndarray, offsets: np.ndarray, min_leaf: int):
-    """``split`` of :func:`grow_greedy` over ordered features ([ConTree] Eq. 1): ``order[f]`` lists all rows by
-    their rank ``ranks[f]`` on feature f; a split code ``offsets[f] + r`` sends right the rows of rank > r.
+def best_thresholds(order: np.ndarray, ranks: np.ndarray, rows: np.ndarray, Y: np.ndarray, counts: np.ndarray,
+                    min_leaf: int) -> tuple[np.ndarray, np.ndarray]:
+    """CART's best threshold of each ordered feature ([ConTree] Eq. 1) on ``rows``: ``order[f]`` lists all rows by
+    their rank ``ranks[f]`` on feature f, ``Y`` holds the class weights of ``rows`` (one-hot times weight, one
+    row each) and ``counts`` their sum.
 
-    For each feature the rows of the node, in f-order, give every threshold's left class weights as a running
-    sum; a threshold lies between consecutive distinct ranks. The split of largest Gini proxy (see
-    :func:`_cart_split`) wins; ties go to the first feature, then the lowest threshold.
+    Returns per feature the largest Gini proxy (see :func:`_cart_split`; -inf when no threshold leaves
+    ``min_leaf`` rows on both sides) and the rank r of its threshold (rows of rank > r go right). The rows of
+    the node, in f-order, give every threshold's left class weights as a running sum; a threshold lies between
+    consecutive distinct ranks; ties go to the lowest threshold.
     """
-    n = order.shape[1]
+    F, n = order.shape
+    m = len(rows)
+    where = np.full(n, -1)
+    where[rows] = np.arange(m)
+    proxy, rank = np.full(F, -np.inf), np.full(F, -1)
+    left_rows = np.arange(1, m)
+    for f in range(F):
+        o = order[f][where[order[f]] >= 0]
+        v = ranks[f, o]
+        left = np.cumsum(Y[where[o]], axis=0)[:-1]  # class weights of the first i rows, i = 1..m-1
+        ok = (v[1:] != v[:-1]) & (left_rows >= min_leaf) & (m - left_rows >= min_leaf)
+        if ok.any():
+            p = _gini_proxy(left, counts[None, :] - left)
+            p[~ok] = -np.inf
+            k = int(np.argmax(p))
+            proxy[f], rank[f] = p[k], v[k]
+    return proxy, rank
+
+
+def ordered_split(order: np.ndarray, ranks: np.ndarray, offsets: np.ndarray, min_leaf: int):
+    """``split`` of :func:`grow_greedy` over ordered features (:func:`best_thresholds`): the split code
+    ``offsets[f] + r`` sends right the rows of rank > r on f; ties go to the first feature."""
 
     def split(rows: np.ndarray, Y: np.ndarray, counts: np.ndarray):
-        m = len(rows)
-        where = np.full(n, -1)
-        where[rows] = np.arange(m)
-        best, head, feature, rank = -np.inf, None, -1, -1
-        left_rows = np.arange(1, m)
-        for f in range(order.shape[0]):
-            o = order[f][where[order[f]] >= 0]
-            v = ranks[f, o]
-            left = np.cumsum(Y[where[o]], axis=0)[:-1]  # class weights of the first i rows, i = 1..m-1
-            ok = (v[1:] != v[:-1]) & (left_rows >= min_leaf) & (m - left_rows >= min_leaf)
-            if not ok.any():
-                continue
-            proxy = _gini_proxy(left, counts[None, :] - left)
-            proxy[~ok] = -np.inf
-            k = int(np.argmax(proxy))
-            if proxy[k] > best:
-                best, head, feature, rank = proxy[k], int(offsets[f] + v[k]), f, int(v[k])
-        return None if head is None else (head, ranks[feature, rows] > rank)
+        proxy, rank = best_thresholds(order, ranks, rows, Y, counts, min_leaf)
+        f = int(np.argmax(proxy))
+        if proxy[f] == -np.inf:
+            return None
+        return int(offsets[f] + rank[f]), ranks[f, rows] > rank[f]
 
     return split
 

@@ -65,7 +65,7 @@ from odtmip.dp._kernels._contree import (
     Switches,
     new_work,
 )
-from odtmip.dp.anytime import Greedy, grow_greedy, ordered_split
+from odtmip.dp.anytime import Greedy, best_thresholds, grow_greedy, ordered_split
 from odtmip.dp.solver import (
     MAX_DEPTH_CAP,
     DPOptions,
@@ -282,13 +282,14 @@ class ContreeSolver:
         self._weights = np.ascontiguousarray(dataset.weights, dtype=np.float64)
         self._K = dataset.n_classes
         self._interpreted = _interpreted.choose(self.options.engine, len(self._labels) * len(self.features.ranks),
-                                                INTERPRETED_CELLS, kcontree.solve_subtree, kcontree.split_impurity,
-                                                kcontree.cached_split)
+                                                INTERPRETED_CELLS, kcontree.solve_subtree, kcontree.cached_split)
         self._k = _interpreted.modules(self._interpreted)  # the kernel modules it runs
         if self.options.sort_features and len(self.features.ranks) > 1:
-            gini = self._k.contree.split_impurity(self.features.order, self.features.ranks, self._labels, self._weights,
-                                       self._K)
-            self.features = self.features.reordered(np.argsort(gini, kind="stable"))
+            Y = np.zeros((len(self._labels), self._K))
+            Y[np.arange(len(self._labels)), self._labels] = self._weights
+            gini, _ = best_thresholds(self.features.order, self.features.ranks, np.arange(len(self._labels)), Y,
+                                      Y.sum(axis=0), 1)
+            self.features = self.features.reordered(np.argsort(-gini, kind="stable"))
         self._tol = tie_tolerance(self._weights, self.penalty, self._K)
         self._node_limit = 1 << 62  # stop as at the deadline after this many search nodes (repeatable stops in tests)
 

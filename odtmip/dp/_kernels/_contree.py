@@ -525,38 +525,6 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
 
 
 @njit(cache=NUMBA_CACHE)
-def split_impurity(order, ranks, labels, weights, K):
-    """Per feature f, the least weighted Gini impurity of one split of f,
-    min over its thresholds of  w_L - sum_c w_Lc^2 / w_L + w_R - sum_c w_Rc^2 / w_R
-    (w_L, w_R the weights left and right, w_Lc, w_Rc those of class c; inf when f has no split with weight on
-    both sides). ``order[f]`` lists the rows by ``ranks[f]``; ``labels``, ``weights`` are per row."""
-    F, n = order.shape
-    total = np.zeros(K)
-    for i in range(n):
-        total[labels[i]] += weights[i]
-    W = total.sum()
-    left = np.zeros(K)
-    out = np.full(F, INF)
-    for f in range(F):
-        left[:] = 0.0
-        wl = 0.0
-        o = order[f]
-        for i in range(n - 1):
-            r = o[i]
-            left[labels[r]] += weights[r]
-            wl += weights[r]
-            wr = W - wl
-            if ranks[f, o[i + 1]] == ranks[f, r] or wl <= 0.0 or wr <= 0.0:
-                continue
-            sl, sr = 0.0, 0.0
-            for c in range(K):
-                sl += left[c] * left[c]
-                sr += (total[c] - left[c]) * (total[c] - left[c])
-            out[f] = min(out[f], wl - sl / wl + wr - sr / wr)
-    return out
-
-
-@njit(cache=NUMBA_CACHE)
 def cached_split(cache, key, d):
     """The cached optimum of the instance set ``key`` at depth ``d``: (code, left, right, terminal), or all -1
     and terminal -1 when none is cached."""
