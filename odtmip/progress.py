@@ -2,8 +2,8 @@
 
 Both engines report through the logger ``odtmip.progress`` at level INFO, so a program decides with the standard
 ``logging`` machinery whether and where the lines go; the ``odtmip`` command shows them on stderr when stderr is a
-terminal or ``-v`` is given. The DP reports from inside its compiled search (:func:`dp_hook`), a MIP from HiGHS's
-logging callback; both through one :class:`Reporter`, which keeps the interval.
+terminal or ``-v`` is given. The DP and ConTree report from inside their compiled search (:func:`dp_hook`), a MIP
+from HiGHS's logging callback; all through one :class:`Reporter`, which keeps the interval.
 
 Example line::
 
@@ -28,9 +28,13 @@ INTERVAL = 2.0
 COMPILE_NOTICE_AFTER = 1.0
 
 
+#: Kernel warm-ups running (their solves report no progress).
+_WARMING = [0]
+
+
 def enabled() -> bool:
-    """True when progress lines would be shown (``odtmip.progress`` logs at INFO)."""
-    return logger.isEnabledFor(logging.INFO)
+    """True when progress lines would be shown (``odtmip.progress`` logs at INFO, outside a kernel warm-up)."""
+    return _WARMING[0] == 0 and logger.isEnabledFor(logging.INFO)
 
 
 def _number(value: float | None) -> str:
@@ -82,9 +86,10 @@ def compiling(what: str, after: float | None = None):
 
 def warm_up(what: str):
     """Decorator of an engine's kernel warm-up ``body`` (solves that use every kernel once): the decorated
-    function runs ``body`` once per process, under :func:`compiling` (``what``), and returns the seconds it took;
-    every later call, the body's own solves included, returns 0.0. Solves call it before starting their clock, so
-    compile time is reported as ``stats["compile_seconds"]`` and never counted in their ``seconds``."""
+    function runs ``body`` once per process, under :func:`compiling` (``what``) and without progress lines, and
+    returns the seconds it took; every later call, the body's own solves included, returns 0.0. Solves call it
+    before starting their clock, so compile time is reported as ``stats["compile_seconds"]`` and never counted in
+    their ``seconds``."""
     def decorate(body):
         @functools.wraps(body)
         def once() -> float:
@@ -92,8 +97,12 @@ def warm_up(what: str):
                 return 0.0
             once.started = True
             t0 = time.perf_counter()
-            with compiling(what):
-                body()
+            _WARMING[0] += 1
+            try:
+                with compiling(what):
+                    body()
+            finally:
+                _WARMING[0] -= 1
             seconds = time.perf_counter() - t0
             logger.debug("%s ready in %.2f s", what, seconds)
             return seconds
@@ -104,13 +113,13 @@ def warm_up(what: str):
     return decorate
 
 
-#: What the DP's compiled search reports on: a callable without arguments set by the running DP solve (None:
-#: none). The search calls :func:`dp_hook` from compiled code, which cannot hold Python objects.
+#: What the DP's compiled search reports on: a callable without arguments set by the running DP or ConTree solve
+#: (None: none). The search calls :func:`dp_hook` from compiled code, which cannot hold Python objects.
 _DP_REPORT = [None]
 
 
 def dp_hook() -> None:
-    """Called by the DP's compiled search at progress intervals: runs the active solve's report."""
+    """Called by the compiled search of the DP or ConTree at progress intervals: runs the active solve's report."""
     report = _DP_REPORT[0]
     if report is not None:
         report()

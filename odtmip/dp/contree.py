@@ -348,7 +348,8 @@ class ContreeSolver:
         prm = Switches(self._K, self.min_leaf, self.penalty, self._tol,
                        math.inf if limit is None else t0 + limit, o.depth_two, o.neighbourhood and prune,
                        o.interval and prune, o.subinterval and prune, o.cache, o.upper_bound, gap,
-                       node_limit=self._node_limit)
+                       progress.INTERVAL if progress.enabled() else math.inf, self._node_limit)
+        self._reporter = progress.Reporter("contree", t0)
         d = depth if F > 0 else 0
         words = max(1, (n + 63) // 64)
         work_gib = work_memory_gib(d, F, n)
@@ -411,8 +412,13 @@ class ContreeSolver:
             work.labs[0] = self._labels[work.rows[0]]
             work.wts[0] = self._weights[work.rows[0]]
             st = np.zeros(kcommon.N_STATS, dtype=np.int64)
-            value, exact = self._k.contree.solve_subtree(self.features.offsets, work, prm, self._cache, st, 0, n, d,
-                                                         ub)
+            # progress lines (odtmip.progress): the best tree so far; no lower bound is known before the stop
+            progress._DP_REPORT[0] = lambda: self._reporter(min(float(work.incumbent[I_COST]), ub), None)  # noqa: B023
+            try:
+                value, exact = self._k.contree.solve_subtree(self.features.offsets, work, prm, self._cache, st, 0, n,
+                                                             d, ub)
+            finally:
+                progress._DP_REPORT[0] = None
             if not st[kcommon.S_FULL] or st[kcommon.S_TIMEOUT]:
                 break
             if memory_limit is not None and work_gib + 2 * kc.tables_gib(self._cache) > memory_limit:

@@ -10,7 +10,7 @@ import pytest
 from odtmip import progress
 from odtmip.cli import main
 from odtmip.data import Dataset
-from odtmip.dp import solve_dp
+from odtmip.dp import solve_contree, solve_dp
 
 
 @pytest.fixture
@@ -39,6 +39,30 @@ def test_the_dp_reports_its_best_tree_and_bound_from_inside_the_search(rng, ever
     bounds = [float(line.split(" bound ")[1].split()[0]) for line in lines]
     assert best and min(best) >= res.objective  # an incumbent is a tree: never below the optimum
     assert max(bounds) <= res.objective  # a bound never above it
+
+
+def test_contree_reports_its_best_tree_from_inside_the_search(rng, every_time, caplog):
+    X = rng.random((300, 5)).round(3)
+    y = ((X[:, 0] > 0.5) ^ (X[:, 1] > 0.4) ^ (rng.random(300) < 0.2)).astype(int)
+    with caplog.at_level(logging.INFO, logger="odtmip.progress"):
+        res = solve_contree(Dataset(X, y), 3)
+    lines = _lines(caplog)
+    assert lines and all(line.startswith("contree  ") and "bound -" in line for line in lines)
+    best = [float(line.split(" best ")[1].split()[0]) for line in lines]
+    # the first incumbent is the greedy tree, and every later one a tree at least as good as the one before
+    assert best[0] == res.stats["greedy_objective"] and best == sorted(best, reverse=True)
+    assert best[-1] >= res.objective
+
+
+def test_the_solves_of_a_kernel_warm_up_report_nothing(every_time, caplog):
+    @progress.warm_up("test kernels")
+    def warm_up():
+        progress.Reporter("dp")(5.0, 1.0)
+
+    with caplog.at_level(logging.INFO, logger="odtmip.progress"):
+        warm_up()
+        progress.Reporter("dp")(5.0, 1.0)
+    assert [line.split("  ", 2)[2] for line in _lines(caplog)] == ["best 5  bound 1  gap 80.0%"]
 
 
 def test_no_progress_lines_unless_asked(rng, every_time, caplog):
