@@ -135,8 +135,9 @@ def test_time_limit_returns_a_verified_tree_and_a_valid_bound(rng):
 @pytest.mark.parametrize("penalty", [0.0, 1.5])
 @pytest.mark.parametrize("weights", ["none", "real"])
 def test_a_search_stopped_anywhere_returns_a_valid_bound(penalty, weights):
-    # Stop the same search after 1, 2, 4, ... nodes: every stop returns a verified tree (checked by the solver)
-    # and a bound between the optimum solved without a limit and the returned objective.
+    # Stop the same search after 1, 2, 3, ... nodes (10 % more each time): every stop returns a verified tree
+    # (checked by the solver) and a bound between the optimum solved without a limit and the returned objective.
+    # (Doubling missed the stops in the second-to-last feature, whose bound took the features after it as searched.)
     rng = np.random.default_rng(3)
     X = rng.random((80, 3)).round(2)
     y = (X[:, 0] + X[:, 1] > 1).astype(int) ^ (rng.random(80) < 0.2)
@@ -155,8 +156,8 @@ def test_a_search_stopped_anywhere_returns_a_valid_bound(penalty, weights):
         assert res.bound <= optimum.objective + 1e-9 <= res.objective + 2e-9
         stops += 1
         above_zero += res.bound > 0
-        limit *= 2
-    assert stops >= 3 and above_zero >= 1
+        limit += max(1, limit // 10)
+    assert stops >= 10 and above_zero >= 1
 
 
 def test_the_bound_of_a_stop_after_the_first_root_threshold():

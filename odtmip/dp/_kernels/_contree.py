@@ -390,7 +390,7 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
         slack = prm.gap if root else 0.0
         stopped = False
         for f in range(offsets.shape[0]):
-            if best <= tol or stopped:
+            if best <= tol:
                 break
             # split positions of f: between consecutive distinct ranks, both sides >= min_rows
             rf, vf, wf = rows[level, f], vals[level, f], wts[level, f]
@@ -508,6 +508,8 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
                 if a <= l1:
                     queue[tail, 0], queue[tail, 1], queue[tail, 2], queue[tail, 3] = a, l1, u, k
                     tail += 1
+            if stopped:
+                break  # in feature f: the features after it are not searched
         if stopped:
             if root:
                 last = f == offsets.shape[0] - 1
