@@ -456,7 +456,7 @@ class ContreeSolver:
             return spec, value, _branch_nodes(spec)
 
         g = grow_greedy(self._labels, self._weights, self._K, d, self.min_leaf, self.penalty, self._tol,
-                        ordered_split(f.order, f.ranks, f.offsets, self.min_leaf), terminal)
+                        ordered_split(f.order, f.ranks, f.offsets, self.min_leaf), self._right, terminal)
         stats["greedy_seconds"] = time.perf_counter() - t0
         if g.nodes == 0:
             return None
@@ -472,9 +472,13 @@ class ContreeSolver:
     def _leaf(self, rows: np.ndarray) -> int:
         return int(np.argmax(self._counts(rows)))
 
-    def _children(self, rows: np.ndarray, code: int) -> tuple[np.ndarray, np.ndarray]:
+    def _right(self, code: int, rows: np.ndarray) -> np.ndarray:
+        """Which of ``rows`` the split ``code`` sends right."""
         f, r = self.features.decode(code)
-        right = self.features.ranks[f, rows] > r
+        return self.features.ranks[f, rows] > r
+
+    def _children(self, rows: np.ndarray, code: int) -> tuple[np.ndarray, np.ndarray]:
+        right = self._right(code, rows)
         return rows[~right], rows[right]
 
     def _stump(self, rows: np.ndarray, code: int):
