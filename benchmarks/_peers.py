@@ -69,6 +69,49 @@ def fresh_compile_seconds(module: str = "odtmip.dp") -> float:
 
 
 
+#: Seconds between two progress points of an anytime run.
+ANYTIME_INTERVAL = 0.5
+
+
+def progress_points(solve) -> tuple[list[tuple[float, float | None, float | None]], object]:
+    """Run ``solve()`` (an odtmip solve) recording its progress lines (:mod:`odtmip.progress`) every
+    :data:`ANYTIME_INTERVAL` seconds: ``(points, result)``, each point (seconds, best objective, lower bound),
+    None where the line shows none."""
+    import logging
+
+    from odtmip import progress
+
+    points = []
+
+    class Points(logging.Handler):
+        def emit(self, record):  # the arguments of progress.Reporter's line: solver, seconds, best, bound, gap
+            _, seconds, best, bound, _ = record.args
+            points.append((seconds, float(best) if best != "-" else None, float(bound) if bound != "-" else None))
+
+    progress.INTERVAL = ANYTIME_INTERVAL
+    progress.logger.addHandler(Points())
+    progress.logger.setLevel(logging.INFO)
+    progress.logger.propagate = False
+    return points, solve()
+
+
+def anytime_table(script: str, runs: list[tuple[str, list[str]]], depth: int, limit: float) -> None:
+    """Print, for each (name, worker arguments) of ``runs``, the anytime worker of ``script``: odtmip's best
+    objective and bound over time (the points where either changes), its greedy first tree, and CART's errors."""
+    print(f"\nanytime quality at depth {depth} (odtmip's best objective / lower bound over time; CART's errors)")
+    for name, args in runs:
+        r = run_worker(script, "anytime", args, limit)
+        if "error" in r:
+            print(f"{name}: {r['error']}")
+            continue
+        steps = [p for i, p in enumerate(r["points"]) if i == 0 or p[1:] != r["points"][i - 1][1:]]  # changes only
+        curve = "  ".join(f"{t:.1f}s {b if b is not None else '-'}/{lb if lb is not None else '-'}"
+                          for t, b, lb in steps)
+        print(f"{name:<20} CART {r['cart']:g}  greedy {r['greedy']}  final {r['objective']:g}/{r['bound']:g} "
+              f"at {r['seconds']:.1f}s")
+        print(f"{'':<20} {curve or '(finished before the first progress line)'}")
+
+
 class Table:
     """The printed comparison: one row per run set (label, depth), then medians of the time ratio odtmip / ``peer``.
 

@@ -18,6 +18,10 @@ only runs where rows x midpoints stays below ``--dp-cells``.
 Every solver minimises training misclassifications at depth d; the script checks that all finished runs report
 the same optimum, and prints the time ratio odtmip / pycontree per run and its median per depth. It never
 asserts on time.
+
+Anytime quality (``--anytime N``, default 4): for the N sets where odtmip took longest at the deepest depth,
+one more odtmip run records its progress (best objective over time, the lines of :mod:`odtmip.progress`) next
+to its greedy first tree and the training errors of CART (scikit-learn, same depth, same thresholds).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import sys
 import time
 from pathlib import Path
 
-from _peers import Table, data_folder, fresh_compile_seconds, installed, run_worker
+from _peers import Table, anytime_table, data_folder, fresh_compile_seconds, installed, progress_points, run_worker
 
 SOLVERS = ("odtmip", "pycontree", "dp")
 
@@ -89,6 +93,26 @@ def worker(solver: str, path: str, rows: int, depth: int, limit: float, dp_cells
     return out
 
 
+def anytime_worker(path: str, rows: int, depth: int, limit: float) -> dict:
+    """odtmip's progress over one run: ``points`` (seconds, best objective, lower bound), the final result, and
+    the training errors of CART at the same depth on the same columns."""
+    import numpy as np
+    from sklearn.tree import DecisionTreeClassifier
+
+    from odtmip.data import Dataset
+    from odtmip.dp import solve_contree
+    from odtmip.dp.contree import warm_up
+
+    A = np.loadtxt(path)[:rows]
+    _, y = np.unique(A[:, 0], return_inverse=True)
+    X = A[:, 1:]
+    warm_up()
+    points, res = progress_points(lambda: solve_contree(Dataset(X, y), depth, time_limit=limit))
+    cart = DecisionTreeClassifier(max_depth=depth, random_state=0).fit(X, y)
+    return {"points": points, "seconds": res.seconds, "objective": res.objective, "bound": res.bound,
+            "greedy": res.stats.get("greedy_objective"), "cart": float((cart.predict(X) != y).sum())}
+
+
 # ----------------------------------------------------------------------------------------------- main
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -98,11 +122,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", default=None, help="data folder (default $ODTMIP_DATA or ../shared/datasets)")
     parser.add_argument("--solvers", nargs="+", default=["odtmip", "pycontree"], choices=SOLVERS)
     parser.add_argument("--dp-cells", type=float, default=5e7, help="largest rows x midpoints for the dp")
+    parser.add_argument("--anytime", type=int, default=4, metavar="N",
+                        help="progress curves of odtmip for the N slowest sets (default 4; 0: none)")
     parser.add_argument("--worker", nargs=6, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         solver, path, rows, depth, limit, cells = args.worker
-        print(json.dumps(worker(solver, path, int(rows), int(depth), float(limit), float(cells))))
+        if solver == "anytime":
+            print(json.dumps(anytime_worker(path, int(rows), int(depth), float(limit))))
+        else:
+            print(json.dumps(worker(solver, path, int(rows), int(depth), float(limit), float(cells))))
         return 0
 
     folder = data_folder(args.data)
@@ -119,16 +148,22 @@ def main(argv: list[str] | None = None) -> int:
     header += f"{'errors':>9}{'ratio':>8}"
     print(header)
     print("-" * len(header))
+    slowest: list[tuple[float, str, list[str]]] = []  # odtmip's seconds at the deepest depth
     for name in names:
         if name not in splits:
             print(f"{name}: no train split in quantbnb_splits.csv, skipped")
             continue
         path, rows = splits[name]
         for depth in args.depths:
-            table.add(f"{name:<12}{rows:>7}", depth, {s: run_worker(__file__, s, [
-                str(path), str(rows), str(depth), str(args.time_limit), str(args.dp_cells)], args.time_limit)
-                for s in solvers})
+            worker_args = [str(path), str(rows), str(depth), str(args.time_limit), str(args.dp_cells)]
+            results = {s: run_worker(__file__, s, worker_args, args.time_limit) for s in solvers}
+            table.add(f"{name:<12}{rows:>7}", depth, results)
+            if depth == max(args.depths) and "seconds" in results.get("odtmip", {}):
+                slowest.append((results["odtmip"]["seconds"], name, worker_args))
     table.summary()
+    if "odtmip" in solvers and args.anytime > 0:
+        runs = [(name, a) for _, name, a in sorted(slowest, reverse=True)[: args.anytime]]
+        anytime_table(__file__, runs, max(args.depths), args.time_limit)
     return 0
 
 

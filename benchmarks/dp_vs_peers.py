@@ -42,11 +42,17 @@ import time
 import warnings
 from pathlib import Path
 
-from _peers import data_folder, dataset_path, fresh_compile_seconds, installed, run_worker
+from _peers import (
+    anytime_table,
+    data_folder,
+    dataset_path,
+    fresh_compile_seconds,
+    installed,
+    progress_points,
+    run_worker,
+)
 
 SOLVERS = ("odtmip", "streed", "dl85")
-#: Seconds between two progress points of an anytime run.
-ANYTIME_INTERVAL = 0.5
 
 
 # ----------------------------------------------------------------------------------------------- worker
@@ -97,30 +103,16 @@ def worker(solver: str, path: str, depth: int, limit: float) -> dict:
 def anytime_worker(path: str, depth: int, limit: float) -> dict:
     """odtmip's progress over one run: ``points`` (seconds, best objective, lower bound), the final result, and
     the training errors of CART at the same depth on the same columns."""
-    import logging
-
     import numpy as np
     from sklearn.tree import DecisionTreeClassifier
 
-    from odtmip import progress
     from odtmip.data import Dataset
     from odtmip.dp import solve_dp, warm_up
 
     A = np.loadtxt(path, dtype=np.int64)
     y, X = A[:, 0], A[:, 1:]
     warm_up()
-    points = []
-
-    class Points(logging.Handler):
-        def emit(self, record):  # the arguments of progress.Reporter's line: solver, seconds, best, bound, gap
-            _, seconds, best, bound, _ = record.args
-            points.append((seconds, float(best) if best != "-" else None, float(bound) if bound != "-" else None))
-
-    progress.INTERVAL = ANYTIME_INTERVAL
-    progress.logger.addHandler(Points())
-    progress.logger.setLevel(logging.INFO)
-    progress.logger.propagate = False
-    res = solve_dp(Dataset(X, y), depth, time_limit=limit)
+    points, res = progress_points(lambda: solve_dp(Dataset(X, y), depth, time_limit=limit))
     cart = DecisionTreeClassifier(max_depth=depth, random_state=0).fit(X, y)
     return {"points": points, "seconds": res.seconds, "objective": res.objective, "bound": res.bound,
             "greedy": res.stats.get("greedy_objective"), "cart": float((cart.predict(X) != y).sum())}
@@ -233,25 +225,10 @@ def main(argv: list[str] | None = None) -> int:
         for name, depth, results in disagreements:
             print(f"  {name} depth {depth}: {results}")
     if "odtmip" in solvers and args.anytime > 0:
-        _anytime_curves(sorted(slowest, reverse=True)[: args.anytime], max(args.depths), args.time_limit)
+        runs = [(name, [str(path), str(max(args.depths)), str(args.time_limit)])
+                for _, name, path in sorted(slowest, reverse=True)[: args.anytime]]
+        anytime_table(__file__, runs, max(args.depths), args.time_limit)
     return 0
-
-
-def _anytime_curves(sets: list[tuple[float, str, Path]], depth: int, limit: float) -> None:
-    """Print odtmip's best objective and bound over time for ``sets`` at ``depth`` (the points where either
-    changes), with CART's errors."""
-    print(f"\nanytime quality at depth {depth} (odtmip's best objective / lower bound over time; CART's errors)")
-    for _, name, path in sets:
-        r = run_worker(__file__, "anytime", [str(path), str(depth), str(limit)], limit)
-        if "error" in r:
-            print(f"{name}: {r['error']}")
-            continue
-        steps = [p for i, p in enumerate(r["points"]) if i == 0 or p[1:] != r["points"][i - 1][1:]]  # changes only
-        curve = "  ".join(f"{t:.1f}s {b if b is not None else '-'}/{lb if lb is not None else '-'}"
-                          for t, b, lb in steps)
-        print(f"{name:<20} CART {r['cart']:g}  greedy {r['greedy']}  final {r['objective']:g}/{r['bound']:g} "
-              f"at {r['seconds']:.1f}s")
-        print(f"{'':<20} {curve or '(finished before the first progress line)'}")
 
 
 if __name__ == "__main__":
