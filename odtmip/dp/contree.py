@@ -22,14 +22,15 @@ change the optimum. With ``min_leaf > 1`` the three pruning rules are off (they 
 rows, which a minimum leaf size breaks), so every threshold is evaluated.
 
 Arithmetic as in the DP (:func:`odtmip.dp.solver.tie_tolerance`): exact for integer weights and penalty.
-Anytime: at depth >= 3 the search starts from a greedy tree (:mod:`odtmip.dp.anytime`: CART's thresholds down
-to depth two, the optimal depth-two subtrees below), never worse than CART at the same depth on the same
-thresholds, and then looks only for strictly better trees. The compiled search reads the clock every 256
-evaluations and, at the deadline, returns the best tree found so far (the greedy tree or a better root split)
-with ``Status.TIME_LIMIT`` and a lower bound from the root's threshold search (the incumbent, once the search
-is inside the last feature, else the penalty; the SP bound of the intervals left). A cache that would outgrow
-``memory_limit`` stops the search the same way (``Status.MEMORY_LIMIT``). Every tree is verified by routing the
-training data through it.
+Anytime: at depth >= 3 the search starts from a greedy tree (:mod:`odtmip.dp.anytime`: CART's thresholds or a
+two-level lookahead down to depth two, the optimal depth-two subtrees below), never worse than CART at the same
+depth on the same thresholds, and then looks only for strictly better trees. The compiled search reads the
+clock every 256 evaluations and, at the deadline, returns the best tree found so far (the greedy tree or a
+better root split) with ``Status.TIME_LIMIT`` and a lower bound from the root's threshold search (the
+incumbent, once the search is inside the last feature, else the penalty; the SP bound of the intervals left).
+A cache that would outgrow ``memory_limit`` stops the search the same way (``Status.MEMORY_LIMIT``). While it
+runs, the progress lines of :mod:`odtmip.progress` show the best tree so far. Every tree is verified by routing
+the training data through it.
 
 References
 ----------
@@ -114,9 +115,9 @@ class ContreeOptions:
         Search the features in the order of their best single split's Gini impurity on the whole data (the
         authors' ``sort_gini``, at the root only): a good incumbent early lets the bounds prune more.
     greedy : bool
-        At depth >= 3, start from the greedy tree of :mod:`odtmip.dp.anytime` (CART's thresholds, optimal
-        depth-two subtrees) and search only for strictly better trees: a tree at once when stopped early, and
-        an upper bound for the pruning rules.
+        At depth >= 3, start from the greedy tree of :mod:`odtmip.dp.anytime` (CART's thresholds or a two-level
+        lookahead, optimal depth-two subtrees) and search only for strictly better trees: a tree at once when
+        stopped early, and an upper bound for the pruning rules.
     engine : {"auto", "compiled", "interpreted"}
         Who runs the kernels (:mod:`odtmip.dp._kernels._interpreted`; the same search either way, node for
         node). ``"auto"``: compiled once they are compiled in this process or in numba's cache on disk;
