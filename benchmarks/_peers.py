@@ -73,11 +73,14 @@ def fresh_compile_seconds(module: str = "odtmip.dp") -> float:
 ANYTIME_INTERVAL = 0.5
 
 
-def progress_points(solve) -> tuple[list[tuple[float, float | None, float | None]], object]:
-    """Run ``solve()`` (an odtmip solve) recording its progress lines (:mod:`odtmip.progress`) every
-    :data:`ANYTIME_INTERVAL` seconds: ``(points, result)``, each point (seconds, best objective, lower bound),
-    None where the line shows none."""
+def anytime_run(solve, X, y, depth: int) -> dict:
+    """Run ``solve()`` (an odtmip solve of ``X``, ``y`` at ``depth``) recording its progress lines
+    (:mod:`odtmip.progress`) every :data:`ANYTIME_INTERVAL` seconds: ``points`` (seconds, best objective, lower
+    bound; None where the line shows none), the final result, its greedy first tree, and the training errors of
+    CART (scikit-learn) at the same depth on the same columns."""
     import logging
+
+    from sklearn.tree import DecisionTreeClassifier
 
     from odtmip import progress
 
@@ -92,7 +95,10 @@ def progress_points(solve) -> tuple[list[tuple[float, float | None, float | None
     progress.logger.addHandler(Points())
     progress.logger.setLevel(logging.INFO)
     progress.logger.propagate = False
-    return points, solve()
+    res = solve()
+    cart = DecisionTreeClassifier(max_depth=depth, random_state=0).fit(X, y)
+    return {"points": points, "seconds": res.seconds, "objective": res.objective, "bound": res.bound,
+            "greedy": res.stats.get("greedy_objective"), "cart": float((cart.predict(X) != y).sum())}
 
 
 def anytime_table(script: str, runs: list[tuple[str, list[str]]], depth: int, limit: float) -> None:

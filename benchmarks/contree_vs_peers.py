@@ -33,7 +33,7 @@ import sys
 import time
 from pathlib import Path
 
-from _peers import Table, anytime_table, data_folder, fresh_compile_seconds, installed, progress_points, run_worker
+from _peers import Table, anytime_run, anytime_table, data_folder, fresh_compile_seconds, installed, run_worker
 
 SOLVERS = ("odtmip", "pycontree", "dp")
 
@@ -94,10 +94,8 @@ def worker(solver: str, path: str, rows: int, depth: int, limit: float, dp_cells
 
 
 def anytime_worker(path: str, rows: int, depth: int, limit: float) -> dict:
-    """odtmip's progress over one run: ``points`` (seconds, best objective, lower bound), the final result, and
-    the training errors of CART at the same depth on the same columns."""
+    """odtmip's progress over one run, next to CART (:func:`_peers.anytime_run`)."""
     import numpy as np
-    from sklearn.tree import DecisionTreeClassifier
 
     from odtmip.data import Dataset
     from odtmip.dp import solve_contree
@@ -107,10 +105,7 @@ def anytime_worker(path: str, rows: int, depth: int, limit: float) -> dict:
     _, y = np.unique(A[:, 0], return_inverse=True)
     X = A[:, 1:]
     warm_up()
-    points, res = progress_points(lambda: solve_contree(Dataset(X, y), depth, time_limit=limit))
-    cart = DecisionTreeClassifier(max_depth=depth, random_state=0).fit(X, y)
-    return {"points": points, "seconds": res.seconds, "objective": res.objective, "bound": res.bound,
-            "greedy": res.stats.get("greedy_objective"), "cart": float((cart.predict(X) != y).sum())}
+    return anytime_run(lambda: solve_contree(Dataset(X, y), depth, time_limit=limit), X, y, depth)
 
 
 # ----------------------------------------------------------------------------------------------- main

@@ -43,12 +43,12 @@ import warnings
 from pathlib import Path
 
 from _peers import (
+    anytime_run,
     anytime_table,
     data_folder,
     dataset_path,
     fresh_compile_seconds,
     installed,
-    progress_points,
     run_worker,
 )
 
@@ -101,10 +101,8 @@ def worker(solver: str, path: str, depth: int, limit: float) -> dict:
 
 
 def anytime_worker(path: str, depth: int, limit: float) -> dict:
-    """odtmip's progress over one run: ``points`` (seconds, best objective, lower bound), the final result, and
-    the training errors of CART at the same depth on the same columns."""
+    """odtmip's progress over one run, next to CART (:func:`_peers.anytime_run`)."""
     import numpy as np
-    from sklearn.tree import DecisionTreeClassifier
 
     from odtmip.data import Dataset
     from odtmip.dp import solve_dp, warm_up
@@ -112,10 +110,7 @@ def anytime_worker(path: str, depth: int, limit: float) -> dict:
     A = np.loadtxt(path, dtype=np.int64)
     y, X = A[:, 0], A[:, 1:]
     warm_up()
-    points, res = progress_points(lambda: solve_dp(Dataset(X, y), depth, time_limit=limit))
-    cart = DecisionTreeClassifier(max_depth=depth, random_state=0).fit(X, y)
-    return {"points": points, "seconds": res.seconds, "objective": res.objective, "bound": res.bound,
-            "greedy": res.stats.get("greedy_objective"), "cart": float((cart.predict(X) != y).sum())}
+    return anytime_run(lambda: solve_dp(Dataset(X, y), depth, time_limit=limit), X, y, depth)
 
 
 def available(solver: str) -> bool:

@@ -405,13 +405,7 @@ class ContreeSolver:
         grows, out_of_memory = 0, False
         while True:
             work = new_work(d, F, n, self._K)
-            for f in range(F):
-                work.rows[0, f] = self.features.order[f]
-                work.vals[0, f] = self.features.ranks[f, work.rows[0, f]]
-            if F == 0:
-                work.rows[0, 0, :] = np.arange(n)
-            work.labs[0] = self._labels[work.rows[0]]
-            work.wts[0] = self._weights[work.rows[0]]
+            self._load(work, np.arange(n))
             st = np.zeros(kcommon.N_STATS, dtype=np.int64)
             # progress lines (odtmip.progress): the best tree so far; no lower bound is known before the stop
             progress._DP_REPORT[0] = lambda: self._reporter(min(float(work.incumbent[I_COST]), ub), None)  # noqa: B023
@@ -429,6 +423,19 @@ class ContreeSolver:
             grows += 1
         return value, exact, st, work, grows, out_of_memory
 
+    def _load(self, work, rows: np.ndarray) -> None:
+        """Put ``rows`` at the search's level 0 of ``work``: sorted by every feature, with ranks, labels, weights."""
+        f, m = self.features, len(rows)
+        member = np.zeros(len(self._labels), dtype=bool)
+        member[rows] = True
+        for g in range(len(f.ranks)):
+            work.rows[0, g, :m] = f.order[g][member[f.order[g]]]
+            work.vals[0, g, :m] = f.ranks[g, work.rows[0, g, :m]]
+        if len(f.ranks) == 0:
+            work.rows[0, 0, :m] = rows
+        work.labs[0, :, :m] = self._labels[work.rows[0, :, :m]]
+        work.wts[0, :, :m] = self._weights[work.rows[0, :, :m]]
+
     # --------------------------------------------------------------- greedy tree
     def _greedy(self, prm: Switches, d: int, stats: dict) -> Greedy | None:
         """The greedy tree of :mod:`odtmip.dp.anytime` at depth ``d``, its depth-two subtrees solved by the search's
@@ -440,14 +447,7 @@ class ContreeSolver:
         prm = prm._replace(node_limit=1 << 62)
 
         def terminal(rows: np.ndarray, r: int):
-            member = np.zeros(n, dtype=bool)
-            member[rows] = True
-            for g in range(F):
-                o = f.order[g][member[f.order[g]]]
-                work.rows[0, g, :len(rows)] = o
-                work.vals[0, g, :len(rows)] = f.ranks[g, o]
-            work.labs[0, :, :len(rows)] = self._labels[work.rows[0, :, :len(rows)]]
-            work.wts[0, :, :len(rows)] = self._weights[work.rows[0, :, :len(rows)]]
+            self._load(work, rows)
             st = np.zeros(kcommon.N_STATS, dtype=np.int64)
             value, exact = self._k.contree.solve_subtree(f.offsets, work, prm, self._cache, st, 0, len(rows), r,
                                                          math.inf)

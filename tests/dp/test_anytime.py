@@ -3,6 +3,7 @@ stopped anywhere returns a verified tree and a valid lower bound (issue #17)."""
 
 import numpy as np
 import pytest
+from _brute import all_trees
 from sklearn.tree import DecisionTreeClassifier
 
 from odtmip.data import Dataset
@@ -131,20 +132,14 @@ def test_a_search_stopped_anywhere_returns_a_valid_bound(penalty, leaf_penalty, 
 
 # ----------------------------------------------------------------------------------------------- the greedy tree
 def _exact(X, y, w, K, rows, r, min_leaf, penalty):
-    """(spec, cost, nodes) of an optimal tree of depth <= r on ``rows`` by enumeration, fewest nodes among ties."""
-    counts = np.bincount(y[rows], weights=w[rows], minlength=K)
-    best = (int(np.argmax(counts)), float(counts.sum() - counts.max()), 0)
-    if r == 0 or best[1] == 0.0:
-        return best
-    for f in range(X.shape[1]):
-        right = X[rows, f] == 1
-        if right.sum() < min_leaf or (~right).sum() < min_leaf:
-            continue
-        a, b = (_exact(X, y, w, K, part, r - 1, min_leaf, penalty) for part in (rows[~right], rows[right]))
-        cost, nodes = a[1] + b[1] + penalty, a[2] + b[2] + 1
-        if cost < best[1] or (cost == best[1] and nodes < best[2]):
-            best = ((f, a[0], b[0]), cost, nodes)
-    return best
+    """(spec, cost, nodes) of an optimal tree of depth <= r on ``rows`` by brute force, fewest nodes among ties."""
+    cost, nodes, tree = min(((e + penalty * k, k, t) for e, k, t in all_trees(X, y, w, K, rows, r, min_leaf)),
+                            key=lambda c: c[:2])
+
+    def spec(t):  # _brute's structures -> greedy specs
+        return t[1] if t[0] == "leaf" else (t[0], spec(t[1]), spec(t[2]))
+
+    return spec(tree), cost, nodes
 
 
 def _routed(X, y, w, spec, rows, penalty):
