@@ -29,7 +29,7 @@ import importlib
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from numbers import Integral, Real
 
 import numpy as np
@@ -111,6 +111,15 @@ class Boolean:
 
     def __str__(self) -> str:
         return "True or False"
+
+
+def check_switches(options) -> None:
+    """An :class:`~odtmip.exceptions.OptionError` for the first field of the dataclass instance ``options`` whose
+    default is True or False and whose value is not (``"no"`` or ``0`` would otherwise switch silently)."""
+    for f in fields(options):
+        value = getattr(options, f.name)
+        if isinstance(f.default, bool) and not Boolean().accepts(value):
+            raise OptionError(f"{f.name} must be True or False, got {value!r}")
 
 
 @dataclass(frozen=True)

@@ -78,7 +78,7 @@ from odtmip.dp.solver import (
     verify_tree,
 )
 from odtmip.exceptions import OptionError, ResourceError, VerificationError
-from odtmip.options import MEMORY_LIMIT
+from odtmip.options import MEMORY_LIMIT, check_switches
 from odtmip.results import SolveResult, Status
 from odtmip.tree import Split, branch, leaf
 
@@ -138,6 +138,7 @@ class ContreeOptions:
 
     def __post_init__(self):
         _interpreted.check_engine(self.engine)
+        check_switches(self)
 
 
 @dataclass

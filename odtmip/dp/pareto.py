@@ -69,6 +69,7 @@ from odtmip.dp._kernels._search import grow_archive
 from odtmip.dp.solver import MAX_DEPTH_CAP, DPOptions, DPSolver, _check_int, _check_time_limit
 from odtmip.exceptions import DataError, OptionError, VerificationError
 from odtmip.metrics import Confusion, count_target, positive_index
+from odtmip.options import check_switches
 from odtmip.results import SolveResult, Status
 from odtmip.tree import Tree, leaf
 
@@ -130,6 +131,7 @@ class ParetoOptions:
 
     def __post_init__(self):
         _interpreted.check_engine(self.engine)
+        check_switches(self)
 
 
 def confusion(fp: float, fn: float, positives: float, negatives: float) -> Confusion:

@@ -122,7 +122,7 @@ from odtmip.dp._kernels._search import (
 )
 from odtmip.dp.anytime import greedy_tree, terminal_solver
 from odtmip.exceptions import OptionError, ResourceError, VerificationError
-from odtmip.options import MEMORY_LIMIT
+from odtmip.options import MEMORY_LIMIT, check_switches
 from odtmip.results import SolveResult, Status
 from odtmip.tree import Tree, branch, is_close, leaf
 
@@ -252,6 +252,7 @@ class DPOptions:
             raise OptionError(f"counting must be one of {COUNTING}, got {self.counting!r}")
         if self.cache not in CACHE_KINDS:
             raise OptionError(f"cache must be one of {CACHE_KINDS}, got {self.cache!r}")
+        check_switches(self)
 
 
 #: The switches of :class:`DPOptions` that the kernels read under the same name in their parameters.

@@ -130,7 +130,7 @@ from odtmip.models import rates
 from odtmip.models._highs import HighsOptions
 from odtmip.models.formulation import MEMORY_LIMIT, DPProblem, Formulation, merge_options
 from odtmip.models.rows import LinearRows, linear_sum, var_members
-from odtmip.options import REQUIRED, Boolean, Choices, Interval, Option, mip_options
+from odtmip.options import REQUIRED, Boolean, Choices, Interval, Option, check_switches, mip_options
 from odtmip.results import SolveResult
 from odtmip.tree import Split, Tree, branch, leaf
 
@@ -175,6 +175,7 @@ class BinOCTOptions:
     positive: int = 1
 
     def __post_init__(self):
+        check_switches(self)
         rates.check_options(self)
         if rates.constrained(self) and self.leaf_penalty > 0:
             raise OptionError("a sensitivity/specificity target needs leaf_penalty = 0 (its objective is FN or FP)")

@@ -68,7 +68,7 @@ from odtmip.models._highs import HighsOptions, paused_gc
 from odtmip.models.formulation import MEMORY_LIMIT, DPProblem, Formulation, merge_options
 from odtmip.models.rows import LinearRows, linear_sum, var_members
 from odtmip.models.topology import Topology
-from odtmip.options import Boolean, Instance, Interval, Option, mip_options
+from odtmip.options import Boolean, Instance, Interval, Option, check_switches, mip_options
 from odtmip.results import SolveResult
 from odtmip.tree import Tree, branch, leaf
 
@@ -123,6 +123,7 @@ class GunlukOptions:
     random_state: int = 0
 
     def __post_init__(self):
+        check_switches(self)
         if self.anchors and self.order_symmetry:
             raise OptionError("anchors and order_symmetry break the same symmetry; use one of them ([GKLMS] §4.4)")
         if self.max_card is not None and (not isinstance(self.max_card, int) or self.max_card < 1):

@@ -123,7 +123,7 @@ from odtmip.models import rates
 from odtmip.models._highs import HighsOptions
 from odtmip.models.formulation import MEMORY_LIMIT, DPProblem, Formulation, merge_options
 from odtmip.models.rows import LinearRows, linear_sum, var_members
-from odtmip.options import MIN_LEAF, REQUIRED, Boolean, Choices, Interval, Option, mip_options
+from odtmip.options import MIN_LEAF, REQUIRED, Boolean, Choices, Interval, Option, check_switches, mip_options
 from odtmip.results import SolveResult
 from odtmip.tree import Split, Tree, branch, leaf
 
@@ -182,8 +182,7 @@ class OCTOptions:
             raise OptionError(f"alpha must be a finite number >= 0, got {self.alpha!r}")
         if not (isinstance(self.min_leaf, Integral) and not isinstance(self.min_leaf, bool) and self.min_leaf >= 1):
             raise OptionError(f"min_leaf (N_min) must be an integer >= 1, got {self.min_leaf!r}")
-        if not isinstance(self.hyperplanes, bool):
-            raise OptionError(f"hyperplanes must be True or False, got {self.hyperplanes!r}")
+        check_switches(self)
         if not (_is_real(self.mu) and 0 < self.mu < 1):
             raise OptionError(f"mu must lie in (0, 1), got {self.mu!r}")
         if self.complexity not in ("features", "splits"):

@@ -182,3 +182,21 @@ def test_rules_left_to_the_solver_still_raise_through_solve(tiny, solver, given,
 def test_doctests():
     for module in (options, solvers):
         assert doctest.testmod(module).failed == 0
+
+
+SWITCH_CLASSES = ("odtmip.dp.solver:DPOptions", "odtmip.dp.contree:ContreeOptions", "odtmip.dp.pareto:ParetoOptions",
+                  "odtmip.models.gunluk:GunlukOptions", "odtmip.models.binoct:BinOCTOptions",
+                  "odtmip.models.oct:OCTOptions")
+
+
+@pytest.mark.parametrize("path", SWITCH_CLASSES)
+def test_every_on_off_switch_of_an_options_class_takes_only_true_or_false(path):
+    module, name = path.split(":")
+    cls = getattr(importlib.import_module(module), name)
+    switches = [f.name for f in fields(cls) if isinstance(f.default, bool)]
+    assert switches
+    for switch in switches:
+        for bad in ("no", 0, 1, None):
+            with pytest.raises(OptionError, match=rf"^{switch} must be True or False, got {bad!r}$"):
+                cls(**{switch: bad})
+        assert getattr(cls(**{switch: np.bool_(False)}), switch) == np.bool_(False)
