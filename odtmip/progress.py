@@ -107,7 +107,7 @@ def warm_up(what: str):
             logger.debug("%s ready in %.2f s", what, seconds)
             return seconds
 
-        once.started = False
+        once.started, once.what = False, what
         return once
 
     return decorate

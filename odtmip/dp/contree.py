@@ -85,7 +85,8 @@ from odtmip.tree import Split, branch, leaf
 #: Group kinds whose raw column ConTree splits at every midpoint.
 NUMERIC_KINDS = ("ordinal", "thresholds")
 #: Seconds per process the interpreted kernels search under ``engine="auto"`` before ConTree compiles them and
-#: starts again: about a third of the compile (6-8 s), so work too big for the interpreter costs at most a third more.
+#: starts again, where no second process compiles them meanwhile (one core, numba's cache off): about a third of the
+#: compile (6-8 s), so work too big for the interpreter costs at most a third more.
 INTERPRETED_SECONDS = 2.5
 #: ... and only on data of at most this many rows x features (one search node scans them all).
 INTERPRETED_CELLS = 10**5
@@ -122,8 +123,9 @@ class ContreeOptions:
         Who runs the kernels (:mod:`odtmip.dp._kernels._interpreted`; the same search either way, node for
         node). ``"auto"``: compiled once they are compiled in this process or in numba's cache on disk;
         before that, on data of at most :data:`INTERPRETED_CELLS` rows x features, the Python interpreter
-        searches for up to :data:`INTERPRETED_SECONDS` per process (and a quarter of a time limit), and a search
-        that needs longer compiles them (about 6 s) and starts again. ``"interpreted"``: the interpreter, to the end.
+        searches while a second process compiles them into the cache (about 6 s; without one, for up to
+        :data:`INTERPRETED_SECONDS` per process), and at most a quarter of a time limit; a search it has not
+        finished by then loads them and starts again. ``"interpreted"``: the interpreter, to the end.
     """
 
     depth_two: bool = True
@@ -284,7 +286,8 @@ class ContreeSolver:
         self._weights = np.ascontiguousarray(dataset.weights, dtype=np.float64)
         self._K = dataset.n_classes
         self._interpreted = _interpreted.choose(self.options.engine, len(self._labels) * len(self.features.ranks),
-                                                INTERPRETED_CELLS, kcontree.solve_subtree, kcontree.cached_split)
+                                                INTERPRETED_CELLS, warm_up, kcontree.solve_subtree,
+                                                kcontree.cached_split)
         self._k = _interpreted.modules(self._interpreted)  # the kernel modules it runs
         if self.options.sort_features and len(self.features.ranks) > 1:
             Y = np.zeros((len(self._labels), self._K))
@@ -325,7 +328,7 @@ class ContreeSolver:
             raise OptionError(f"max_gap must be in [0, 1), got {max_gap!r}")
         with np.errstate(over="ignore"):  # the cache's hashes wrap around (numpy warns when interpreted)
             return _interpreted.interpreted_first(self, lambda left: self._solve(depth, left, gap, memory_limit),
-                                                  limit, INTERPRETED_SECONDS, self._compile)
+                                                  limit, INTERPRETED_SECONDS, self._compile, warm_up)
 
     def _compile(self) -> float:
         """Switch to the compiled kernels; returns the seconds compiling (or loading) them took."""

@@ -76,8 +76,8 @@ from odtmip.tree import Tree, leaf
 #: The lower bound that says nothing.
 NO_BOUND = np.zeros((1, 2))
 #: Seconds per process the front search runs interpreted under ``engine="auto"`` before it compiles its kernels and
-#: searches again: about a third of the compile (about 20 s), so work too big for the interpreter costs at most a
-#: third more.
+#: searches again, where no second process compiles them meanwhile (one core, numba's cache off): about a third of
+#: the compile (about 20 s), so work too big for the interpreter costs at most a third more.
 INTERPRETED_SECONDS = 6.0
 #: ... and only on data of at most this many rows x binary columns.
 INTERPRETED_CELLS = 10**5
@@ -115,9 +115,10 @@ class ParetoOptions:
     engine : {"auto", "compiled", "interpreted"}
         Who runs the kernels (:mod:`odtmip.dp._kernels._interpreted`; the same search either way, node for
         node). ``"auto"``: compiled once they are compiled in this process or in numba's cache on disk; before
-        that, on data of at most :data:`INTERPRETED_CELLS` rows x columns, the Python interpreter searches for up
-        to :data:`INTERPRETED_SECONDS` per process (and a quarter of a time limit), and a search that needs longer
-        compiles them (about 20 s) and searches again. ``"interpreted"``: the interpreter, to the end.
+        that, on data of at most :data:`INTERPRETED_CELLS` rows x columns, the Python interpreter searches while
+        a second process compiles them into the cache (about 20 s; without one, for up to
+        :data:`INTERPRETED_SECONDS` per process), and at most a quarter of a time limit; a search it has not
+        finished by then loads them and searches again. ``"interpreted"``: the interpreter, to the end.
     """
 
     depth_two: bool = True
@@ -262,7 +263,7 @@ class ParetoSolver:
         U = np.array([[math.inf, math.inf]]) if ceiling is None else _ceiling(ceiling)
         with np.errstate(over="ignore"):  # the store's hashes wrap around (numpy warns when interpreted)
             return _interpreted.interpreted_first(self, lambda left: self._front(depth, nodes, left, U), limit,
-                                                  INTERPRETED_SECONDS, self._compile)
+                                                  INTERPRETED_SECONDS, self._compile, _warm_up_pareto)
 
     def _compile(self) -> float:
         """Switch to the compiled kernels; returns the seconds compiling (or loading) them took."""
@@ -367,8 +368,8 @@ def _ceiling(points) -> np.ndarray:
 
 def _runs_interpreted(dataset: Dataset, options: ParetoOptions) -> bool:
     """Whether :class:`ParetoSolver` runs its kernels interpreted (:attr:`ParetoOptions.engine`)."""
-    return _interpreted.choose(options.engine, dataset.Xb.size, INTERPRETED_CELLS, kp.solve_front, kp.maximal,
-                               kp.root_bound, kp.allowed, kc.row_lists)
+    return _interpreted.choose(options.engine, dataset.Xb.size, INTERPRETED_CELLS, _warm_up_pareto, kp.solve_front,
+                               kp.maximal, kp.root_bound, kp.allowed, kc.row_lists)
 
 
 @progress.warm_up("the Pareto-front kernels")

@@ -142,8 +142,8 @@ COUNTING = ("auto", "bitset", "frequency")
 CACHE_KINDS = ("dataset", "branch", None)
 ENGINES = ("auto", "compiled", "interpreted", "pairwise")
 #: Seconds per process the search runs interpreted under ``engine="auto"`` before :class:`DPSolver` compiles its
-#: kernels and searches again: about a third of the compile (about 20 s), so work too big for the interpreter costs at
-#: most a third more.
+#: kernels and searches again, where no second process compiles them meanwhile (one core, numba's cache off): about
+#: a third of the compile (about 20 s), so work too big for the interpreter costs at most a third more.
 INTERPRETED_SECONDS = 6.0
 #: ... and only on data of at most this many rows x binary columns.
 INTERPRETED_CELLS = 10**5
@@ -220,8 +220,9 @@ class DPOptions:
         <= 4 and small data: nothing to compile. ``"auto"``: the pairwise engine for the problems
         :func:`odtmip.dp.pairwise.suits` accepts when every other switch has its default, else the search:
         compiled once its kernels are compiled in this process or in numba's disk cache; before that, on data of
-        at most :data:`INTERPRETED_CELLS` rows x columns, interpreted for up to :data:`INTERPRETED_SECONDS` per
-        process (and a quarter of a time limit), and a search that needs longer compiles them and searches again.
+        at most :data:`INTERPRETED_CELLS` rows x columns, interpreted while a second process compiles them into the
+        cache (without one, for up to :data:`INTERPRETED_SECONDS` per process), and at most a quarter of a time
+        limit; a search not finished by then loads them and searches again.
         The search and the pairwise engine both return an optimal tree with the fewest branch nodes; where several
         such trees exist they may return different ones. :class:`DPSolver` is always the search.
     """
@@ -315,7 +316,7 @@ def _runs_pairwise(dataset: Dataset, max_depth, options, memory_limit: float | N
 
 def _runs_interpreted(dataset: Dataset, options: DPOptions) -> bool:
     """Whether :class:`DPSolver` runs its kernels interpreted (:attr:`DPOptions.engine`)."""
-    return _interpreted.choose(options.engine, dataset.Xb.size, INTERPRETED_CELLS, ksearch.solve_node,
+    return _interpreted.choose(options.engine, dataset.Xb.size, INTERPRETED_CELLS, warm_up, ksearch.solve_node,
                                ksearch.root_bound, ksearch.split_bound, ksearch.optimal_entry, kcommon.row_lists,
                                kcommon.effective_budget, kcommon.cap_budget, kdepth2.solve_terminal)
 
@@ -669,7 +670,7 @@ class DPSolver:
         limit = _check_time_limit(time_limit)
         with np.errstate(over="ignore"):  # the cache's hashes wrap around (numpy warns when interpreted)
             return _interpreted.interpreted_first(self, lambda left: self._solve(max_depth, node_limit, left), limit,
-                                                  INTERPRETED_SECONDS, self._compile)
+                                                  INTERPRETED_SECONDS, self._compile, warm_up)
 
     def _compile(self) -> float:
         """Switch to the compiled kernels; returns the seconds compiling (or loading) them took."""

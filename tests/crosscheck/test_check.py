@@ -80,7 +80,7 @@ def test_compile_time_is_reported_apart_from_every_solve(monkeypatch):
         monkeypatch.setattr(odtmip.dp.solver, "warm_up", warm_up)
 
     monkeypatch.setattr(odtmip.dp.pairwise, "suits", lambda *args: False)  # the compiled search, also for small data
-    monkeypatch.setattr(_interpreted, "compiled_ready", lambda *kernels: False)
+    monkeypatch.setattr(_interpreted, "compiled_ready", lambda *kernels, warm_up=None: False)
     monkeypatch.setattr(odtmip.dp.solver, "INTERPRETED_CELLS", 0)  # ... and not interpreted
     a_new_process()
     t0 = time.perf_counter()

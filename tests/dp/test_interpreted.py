@@ -1,11 +1,13 @@
 """The kernels run by the Python interpreter (odtmip.dp._kernels._interpreted) search exactly as compiled: the same
 nodes, the same cache, the same tree, in ConTree, the MurTree search and the (fp, fn) front; engine="auto"
-interprets until the compiled kernels are ready, within a budget, then compiles and searches again."""
+interprets until a second process has compiled the kernels (or, without one, within a budget), then loads or
+compiles them and searches again."""
 
 import json
 import os
 import subprocess
 import sys
+import time
 import types
 
 import numpy as np
@@ -26,6 +28,7 @@ from tests.dp.strategies import tiny_data
 
 SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 COMPILED, INTERPRETED = ContreeOptions(engine="compiled"), ContreeOptions(engine="interpreted")
+NEEDS_CACHE = pytest.mark.skipif(not _common.NUMBA_CACHE, reason="numba's disk cache is off (ODTMIP_NUMBA_CACHE=0)")
 
 
 @st.composite
@@ -88,7 +91,7 @@ def iris_like(n=60, seed=0):
 def test_auto_interprets_until_the_kernels_are_ready_and_then_compiles_within_the_budget(monkeypatch):
     ds = iris_like()
     reference = ContreeSolver(ds, options=COMPILED).solve(3)
-    monkeypatch.setattr(interp, "compiled_ready", lambda *kernels: False)
+    monkeypatch.setattr(interp, "compiled_ready", lambda *kernels, warm_up=None: False)
     a_new_process(monkeypatch, contree, 60.0)
     first = ContreeSolver(ds).solve(3)  # a new machine: the interpreter, within its budget
     assert first.stats["engine"] == "interpreted" and "interpreted_seconds" not in first.stats
@@ -108,9 +111,15 @@ def test_auto_interprets_until_the_kernels_are_ready_and_then_compiles_within_th
 
 
 def a_new_process(monkeypatch, module, budget):
-    """No interpreted time spent yet, and ``module``'s budget set to ``budget`` seconds."""
-    monkeypatch.setattr(interp, "_SPENT", {})
+    """No interpreted time spent yet, no second process to compile the kernels (one core), and ``module``'s budget
+    set to ``budget`` seconds."""
+    no_background(monkeypatch)
     monkeypatch.setattr(module, "INTERPRETED_SECONDS", budget)
+
+
+def no_background(monkeypatch):
+    monkeypatch.setattr(interp, "_SPENT", {})
+    monkeypatch.setattr(interp, "compile_in_background", lambda warm_up: None)
 
 
 class PolicyProbe:
@@ -131,11 +140,11 @@ class PolicyProbe:
         return 7.0
 
     def run(self, time_limit, budget=6.0):
-        return interp.interpreted_first(self, self.solve, time_limit, budget, self.compile)
+        return interp.interpreted_first(self, self.solve, time_limit, budget, self.compile, warm_up=None)
 
 
 def test_the_interpreter_gets_the_budget_left_and_a_quarter_of_a_time_limit(monkeypatch):
-    monkeypatch.setattr(interp, "_SPENT", {})
+    no_background(monkeypatch)
     quick = PolicyProbe(needs=0.1)
     res = quick.run(None)
     assert quick.calls == [(True, 6.0)] and res.status is Status.OPTIMAL and "compile_seconds" not in res.stats
@@ -158,6 +167,124 @@ def test_the_interpreter_gets_the_budget_left_and_a_quarter_of_a_time_limit(monk
     asked = PolicyProbe(needs=10.0)
     asked.options.engine = "interpreted"
     assert asked.run(5.0).status is Status.TIME_LIMIT and asked.calls == [(True, 5.0)]  # the interpreter, to the end
+
+
+class Compiling:
+    """A second process compiling the kernels, as :func:`~odtmip.dp._kernels._interpreted.interpreted_first` sees
+    it: running until waited for (then done), or ``done`` from the start; its exit code ``code``."""
+
+    def __init__(self, done=False, code=0):
+        self.done, self.waited, self.code = done, False, code
+
+    def poll(self):
+        return self.code if self.done else None
+
+    def wait(self):
+        self.done = self.waited = True
+        return 0
+
+
+def test_the_interpreter_searches_until_the_second_process_has_compiled_and_a_quarter_of_a_time_limit(
+        monkeypatch):
+    monkeypatch.setattr(interp, "_SPENT", {PolicyProbe: 6.0})  # the budget does not apply
+    background = Compiling()
+    monkeypatch.setattr(interp, "compile_in_background", lambda warm_up: background)
+    quick = PolicyProbe(needs=100.0)
+    res = quick.run(None)  # no time limit: the interpreter until the kernels are compiled (it finishes first)
+    assert quick.calls == [(True, interp.WHILE_COMPILING)] and res.status is Status.OPTIMAL
+    assert "compile_seconds" not in res.stats and not background.waited
+    slow = PolicyProbe(needs=10.0)
+    res = slow.run(20.0)  # a quarter of the time limit, then wait for the compile, load, and the rest compiled
+    (first, second) = slow.calls
+    assert first == (True, 5.0) and second == (False, 20.0 - res.stats["interpreted_seconds"])
+    assert background.waited and res.stats["compile_seconds"] >= 7.0 and res.status is Status.OPTIMAL
+    assert interp._SPENT == {PolicyProbe: 6.0}  # the budget is not spent by it either
+
+
+def test_the_interpreted_search_stops_when_the_second_process_has_compiled_the_kernels(monkeypatch):
+    ds = iris_like()
+    reference = ContreeSolver(ds, options=COMPILED).solve(3)
+    monkeypatch.setattr(interp, "compiled_ready", lambda *kernels, warm_up=None: False)
+    a_new_process(monkeypatch, contree, 1e-9)  # a budget the interpreter would spend at once
+    background = Compiling()
+    monkeypatch.setattr(interp, "compile_in_background", lambda warm_up: background)
+    first = ContreeSolver(ds).solve(3)  # still compiling: the interpreter, to the end, whatever the budget
+    assert first.stats["engine"] == "interpreted" and not background.waited
+    assert first.tree.to_text() == reference.tree.to_text() and first.stats["nodes"] == reference.stats["nodes"]
+    background.done = True  # compiled: the interpreter stops at its first look at the clock, and the compiled
+    again = ContreeSolver(ds).solve(3)  # kernels search again
+    assert again.stats["engine"] == "compiled" and again.stats["interpreted_seconds"] > 0.0
+    assert again.tree.to_text() == reference.tree.to_text() and again.stats["nodes"] == reference.stats["nodes"]
+    assert again.status is Status.OPTIMAL and again.bound == again.objective == reference.objective
+    assert interp._AWAITED == [None] and interp._clock() < 1e8  # the clock is the clock again
+
+
+def test_if_the_second_process_fails_the_interpreter_gets_its_budget(monkeypatch):
+    ds = iris_like()
+    reference = ContreeSolver(ds, options=COMPILED).solve(3)
+    monkeypatch.setattr(interp, "compiled_ready", lambda *kernels, warm_up=None: False)
+    a_new_process(monkeypatch, contree, 60.0)
+    monkeypatch.setattr(interp, "compile_in_background", lambda warm_up: Compiling(done=True, code=1))
+    first = ContreeSolver(ds).solve(3)  # within the budget: the interpreter, to the end
+    assert first.stats["engine"] == "interpreted" and first.tree.to_text() == reference.tree.to_text()
+    assert interp._SPENT[ContreeSolver] > 0.0
+    a_new_process(monkeypatch, contree, 1e-9)
+    monkeypatch.setattr(interp, "compile_in_background", lambda warm_up: Compiling(done=True, code=1))
+    again = ContreeSolver(ds).solve(3)  # beyond it: compiled (here, in this process)
+    assert again.stats["engine"] == "compiled" and again.stats["interpreted_seconds"] > 0.0
+    assert again.tree.to_text() == reference.tree.to_text() and again.status is Status.OPTIMAL
+
+
+@NEEDS_CACHE
+@pytest.mark.parametrize("warm_up", [solver.warm_up, contree.warm_up, pareto._warm_up_pareto])
+def test_the_second_process_compiles_each_engine_once_per_process(monkeypatch, warm_up):
+    warm_up()  # compiled in this process's cache first, so that the second process only loads them
+    monkeypatch.setattr(interp, "_BACKGROUND", {})
+    proc = interp.compile_in_background(warm_up)
+    assert proc is interp.compile_in_background(warm_up) and proc.wait() == 0
+    assert interp.compile_in_background(warm_up) is proc  # done: the compiled kernels are on disk
+
+
+@NEEDS_CACHE
+def test_kernels_still_compiling_in_the_second_process_are_not_ready(monkeypatch):
+    ds = iris_like()
+    contree.warm_up()
+    background = Compiling()  # it may have written some kernels to the cache, not all
+    monkeypatch.setattr(interp, "_BACKGROUND", {interp._key(contree.warm_up): background})
+    kernel = contree.kcontree.solve_subtree
+    assert kernel.signatures  # compiled in this process: ready whatever a second process does
+    assert interp.compiled_ready(kernel, warm_up=contree.warm_up) and not ContreeSolver(ds)._interpreted
+    on_disk = types.SimpleNamespace(signatures=[], _cache=kernel._cache)  # as in a new process
+    assert interp.compiled_ready(on_disk) and not interp.compiled_ready(on_disk, warm_up=contree.warm_up)
+    assert interp.choose("auto", 1, 1, contree.warm_up, on_disk) and not interp.choose("auto", 1, 1, solver.warm_up,
+                                                                                        on_disk)
+    background.done = True
+    assert not interp.choose("auto", 1, 1, contree.warm_up, on_disk)
+
+
+def a_warm_up_that_fails():
+    raise RuntimeError("no compiler")
+
+
+def test_the_second_process_starts_only_where_it_helps(monkeypatch):
+    monkeypatch.setattr(interp, "_BACKGROUND", {})
+    failed = interp.compile_in_background(a_warm_up_that_fails)
+    assert failed.wait() != 0 and interp.compile_in_background(a_warm_up_that_fails) is None
+    monkeypatch.setattr(interp, "_BACKGROUND", {})
+    monkeypatch.setattr(_common, "NUMBA_CACHE", False)  # a second process's compile would not reach this one
+    assert interp.compile_in_background(contree.warm_up) is None
+    monkeypatch.setattr(_common, "NUMBA_CACHE", True)
+    monkeypatch.setattr(interp, "_cores", lambda: 1)  # it would take the interpreter's core
+    assert interp.compile_in_background(contree.warm_up) is None and interp._BACKGROUND == {}
+
+
+def test_a_second_process_still_compiling_at_exit_is_stopped(monkeypatch):
+    running = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    elsewhere = Compiling()  # started by the process this one was forked from: not this process's to stop
+    monkeypatch.setattr(interp, "_BACKGROUND", {(os.getpid(), "odtmip.dp.solver"): running,
+                                                (os.getpid() + 1, "odtmip.dp.solver"): elsewhere})
+    interp._stop_background()
+    assert running.poll() is not None and not elsewhere.waited
 
 
 def test_a_time_limit_inside_the_interpreter_returns_its_best_tree_and_a_bound():
@@ -201,7 +328,7 @@ def test_the_interpreted_search_visits_the_nodes_of_the_compiled_one(ds, depth, 
 def test_the_search_interprets_until_its_kernels_are_ready_then_compiles_within_the_budget(monkeypatch):
     ds = Dataset(np.random.default_rng(4).integers(0, 2, size=(80, 8)), np.random.default_rng(5).integers(0, 3, 80))
     reference = DPSolver(ds, options=DPOptions(engine="compiled", similarity=False)).solve(3)
-    monkeypatch.setattr(interp, "compiled_ready", lambda *kernels: False)
+    monkeypatch.setattr(interp, "compiled_ready", lambda *kernels, warm_up=None: False)
     a_new_process(monkeypatch, solver, 60.0)
     first = solve_dp(ds, 3, options=DPOptions(similarity=False))  # a switch set: not the pairwise engine
     assert first.stats["engine"] == "interpreted" and "compile_seconds" not in first.stats
@@ -242,7 +369,7 @@ def test_the_front_interprets_until_its_kernels_are_ready_then_compiles_within_t
     rng = np.random.default_rng(6)
     ds = Dataset(rng.integers(0, 2, size=(80, 6)), rng.integers(0, 2, 80))
     reference = solve_pareto(ds, 3, metric="f1", options=ParetoOptions(engine="compiled"))
-    monkeypatch.setattr(interp, "compiled_ready", lambda *kernels: False)
+    monkeypatch.setattr(interp, "compiled_ready", lambda *kernels, warm_up=None: False)
     a_new_process(monkeypatch, pareto, 60.0)
     first = solve_pareto(ds, 3, metric="f1")
     assert first.stats["engine"] == "interpreted" and "compile_seconds" not in first.stats
@@ -260,12 +387,32 @@ def test_the_front_interprets_until_its_kernels_are_ready_then_compiles_within_t
 ])
 def test_a_first_fit_of_a_small_dataset_compiles_nothing(tmp_path, args, solver, objective):
     # A new environment: numba's disk cache is empty. The CLI's fit runs the kernels interpreted, so it compiles
-    # none and writes nothing to the cache.
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+    # none; the second process that was compiling them is stopped when the fit is done.
+    out, cache, _ = first_fit(tmp_path, args)
+    assert out["objective"] == objective and out["status"] == "optimal" and out["solver"] == solver
+    assert out["stats"]["engine"] == "interpreted" and "compile_seconds" not in out["stats"]
+    written = sorted(cache.rglob("*"))
+    time.sleep(2.0)
+    assert sorted(cache.rglob("*")) == written  # nobody compiles into the cache any more
+
+
+@NEEDS_CACHE
+def test_a_first_fit_too_big_for_the_interpreter_uses_the_kernels_compiled_meanwhile(tmp_path):
+    # breast-cancer at depth 3 takes ConTree 2 s compiled, minutes interpreted: the interpreter searches while a
+    # second process compiles the kernels into the cache; then this one loads them and searches again.
+    out, cache, log = first_fit(tmp_path, ["breast-cancer", "-v"])
+    assert out["objective"] == 9 and out["status"] == "optimal" and out["solver"] == "contree"
+    assert out["stats"]["engine"] == "compiled" and out["stats"]["interpreted_seconds"] > 0.0
+    assert any(cache.rglob("_contree.solve_subtree-*.nbi"))  # compiled by the second process
+    assert "compiling the ConTree kernels in a second process while the interpreter searches" in log
+
+
+def first_fit(tmp_path, args):
+    """``odtmip fit ARGS --json`` in a new process with an empty numba cache: its JSON, the cache folder and its
+    standard error."""
+    cache = tmp_path / "numba"
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
     proc = subprocess.run([sys.executable, "-m", "odtmip.cli", "fit", *args, "--json"],
                           capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout)
-    assert out["objective"] == objective and out["status"] == "optimal" and out["solver"] == solver
-    assert out["stats"]["engine"] == "interpreted" and "compile_seconds" not in out["stats"]
-    assert not (tmp_path / "numba").exists() or not any((tmp_path / "numba").rglob("*.nbi"))
+    return json.loads(proc.stdout), cache, proc.stderr

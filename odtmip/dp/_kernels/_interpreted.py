@@ -12,21 +12,28 @@ Both ways compute alike: numba's int64, uint64 and float64 arithmetic is numpy's
 without fast-math; integers wrap), so the interpreter visits the same nodes in the same order, which the tests
 check node for node. numpy warns where integers wrap (the cache's hashes), so the solvers run their kernels with
 those warnings off. Interpreted, a kernel is some hundred times slower: the solvers use it only until its
-compiled form is ready (:func:`compiled_ready`), and only within a time budget per process (each solver's
-``INTERPRETED_SECONDS``), after which they compile and search again (:func:`interpreted_first`).
+compiled form is ready (:func:`compiled_ready`). Meanwhile a second Python process compiles them into numba's disk
+cache (:func:`compile_in_background`); once it is done the interpreted search stops, and the solve loads the compiled
+kernels and searches again (:func:`interpreted_first`). Where no second process can help (one core, numba's cache
+switched off), the interpreter gets a time budget per process instead (each solver's ``INTERPRETED_SECONDS``), after
+which the solve compiles the kernels itself.
 """
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import functools
 import importlib
 import os
+import subprocess
+import sys
 import time
 import types
 
 from numba.core.dispatcher import Dispatcher
 
+from odtmip import progress
 from odtmip.exceptions import OptionError
 from odtmip.results import Status
 
@@ -57,7 +64,7 @@ def kernels() -> dict[str, types.SimpleNamespace]:
         for key, value in list(space.items()):
             space[key] = twin(value)
     # read the clock at every node and every few thousand word operations: interpreted, 256 nodes can take seconds
-    spaces["odtmip.dp._kernels._common"].update(CLOCK_EVERY=1, CLOCK_WORK=1 << 12)
+    spaces["odtmip.dp._kernels._common"].update(CLOCK_EVERY=1, CLOCK_WORK=1 << 12, clock=_clock)
     return {name: types.SimpleNamespace(**spaces[mod.__name__]) for name, mod in modules.items()}
 
 
@@ -76,12 +83,13 @@ def check_engine(engine: str) -> None:
         raise OptionError(f"engine must be one of {', '.join(map(repr, ENGINES))}, got {engine!r}")
 
 
-def choose(engine: str, cells: int, max_cells: int, *dispatchers: Dispatcher) -> bool:
+def choose(engine: str, cells: int, max_cells: int, warm_up, *dispatchers: Dispatcher) -> bool:
     """Whether a solver runs its kernels interpreted: ``engine`` is ``"interpreted"``, or ``"auto"`` while the
-    ``dispatchers`` are not ready compiled (:func:`compiled_ready`) and the data has at most ``max_cells``
-    rows x columns (a search node of the interpreter scans them)."""
+    ``dispatchers`` are not ready compiled (:func:`compiled_ready`; the solver's ``warm_up`` compiles them) and the
+    data has at most ``max_cells`` rows x columns (a search node of the interpreter scans them)."""
     check_engine(engine)
-    return engine == "interpreted" or (engine == "auto" and cells <= max_cells and not compiled_ready(*dispatchers))
+    return engine == "interpreted" or (engine == "auto" and cells <= max_cells
+                                       and not compiled_ready(*dispatchers, warm_up=warm_up))
 
 
 #: Seconds each solver class has searched interpreted in this process: its budget is one per process, so that
@@ -89,30 +97,118 @@ def choose(engine: str, cells: int, max_cells: int, *dispatchers: Dispatcher) ->
 _SPENT: dict[type, float] = {}
 
 
-def interpreted_first(solver, solve, time_limit: float | None, budget: float, compile_kernels):
-    """``solve(time_limit)``, a solve of ``solver`` (whose ``_interpreted`` says how it runs its kernels), first
-    interpreted while the solver's class has some of its ``budget`` seconds per process left, when it runs them
-    interpreted under ``engine="auto"``.
+#: Seconds the interpreter may search while a background compile runs and the solve has no time limit: in effect
+#: none (the search stops when the compile is done), but finite, so that the interpreted kernels read the clock.
+WHILE_COMPILING = 1e6
 
-    The interpreter gets what is left of the budget, and at most a quarter of ``time_limit``. A search it does not
-    finish in that time is abandoned: ``compile_kernels()`` switches ``solver`` to the compiled kernels, compiling
-    them (it returns the seconds that took), and ``solve`` runs again with the rest of ``time_limit`` (so a time
-    limit still gets at least three quarters of it compiled, as without the interpreter). The result then has
+#: The background compiles started: {(process id, warm-up): process} (:func:`compile_in_background`); a forked
+#: process, which cannot wait for its parent's children, starts its own.
+_BACKGROUND: dict[tuple[int, str], subprocess.Popen] = {}
+#: What the running interpreted search waits for: (the background compile, the search's time limit, the budget
+#: left that applies if the compile fails), or None.
+_AWAITED: list[tuple[subprocess.Popen, float, float] | None] = [None]
+
+
+def _clock() -> float:
+    """The interpreted kernels' clock: ``time.perf_counter()``, moved on by the search's time limit once the
+    background compile it waits for is done, so that the search stops there as at its deadline; if that compile
+    failed, moved on so that the deadline falls where the budget ends."""
+    now = time.perf_counter()
+    if _AWAITED[0] is None:
+        return now
+    proc, limit, budget = _AWAITED[0]
+    code = proc.poll()
+    if code is None:
+        return now
+    return now + (limit if code == 0 else limit - min(limit, max(budget, 0.0)))
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _key(warm_up) -> tuple[int, str]:
+    return os.getpid(), f"{warm_up.__module__}.{warm_up.__name__}"
+
+
+def compile_in_background(warm_up) -> subprocess.Popen | None:
+    """A second Python process, started once per process, that compiles a solver's kernels into numba's disk cache
+    by calling ``warm_up`` (a solver's warm-up, such as :func:`odtmip.dp.contree.warm_up`), with its output
+    discarded; this process stops it at exit if it is still running.
+
+    None where it cannot help: numba's cache is off (``ODTMIP_NUMBA_CACHE=0``), the machine gives this process one
+    core (the compile would slow the interpreter down as much), the process cannot start, or it failed (then the
+    solve compiles the kernels itself)."""
+    from odtmip.dp._kernels._common import NUMBA_CACHE
+
+    key = _key(warm_up)
+    proc = _BACKGROUND.get(key)
+    if proc is None:
+        if not NUMBA_CACHE or _cores() < 2 or not sys.executable:
+            return None
+        root = os.path.dirname(os.path.dirname(importlib.import_module("odtmip").__file__))
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+        try:
+            code = f"from {warm_up.__module__} import {warm_up.__name__} as warm_up; warm_up()"
+            proc = subprocess.Popen([sys.executable, "-c", code], env=env,
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        except OSError:
+            return None
+        _BACKGROUND[key] = proc
+        progress.logger.info("compiling %s in a second process while the interpreter searches: the first run in this "
+                             "environment does this once; later runs load them from the numba disk cache",
+                             getattr(warm_up, "what", "the kernels"))
+    return None if proc.poll() not in (None, 0) else proc
+
+
+@atexit.register
+def _stop_background() -> None:
+    for (pid, _), proc in _BACKGROUND.items():
+        if pid == os.getpid() and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def interpreted_first(solver, solve, time_limit: float | None, budget: float, compile_kernels, warm_up):
+    """``solve(time_limit)``, a solve of ``solver`` (whose ``_interpreted`` says how it runs its kernels), first
+    interpreted when it runs them interpreted under ``engine="auto"``.
+
+    The interpreter searches until :func:`compile_in_background` has compiled the kernels in a second process (by
+    the solver's ``warm_up``), and at most a quarter of ``time_limit``. Without that process (or if it fails), it
+    gets what is left of ``budget`` seconds per process of the solver's class (and at most a quarter of
+    ``time_limit``); once the budget is spent, the solve compiles at once. A search the interpreter does not finish
+    is abandoned: ``compile_kernels()`` switches
+    ``solver`` to the compiled kernels, loading them from the cache or compiling them (it returns the seconds that
+    took; the wait for the second process counts in), and ``solve`` runs again with the rest of ``time_limit`` (so a
+    time limit still gets at least three quarters of it compiled, as without the interpreter). The result then has
     ``stats["interpreted_seconds"]`` (counted in its ``seconds``, the compile is not) and the compile time in
-    ``stats["compile_seconds"]``. Once the budget is spent, the solve compiles at once.
+    ``stats["compile_seconds"]``.
     """
     if not (solver._interpreted and solver.options.engine == "auto"):
         return solve(time_limit)
     left = budget - _SPENT.get(type(solver), 0.0)
+    background = compile_in_background(warm_up)
     spent = 0.0
-    if left > 0:
+    if left > 0 or background is not None:
+        limit = WHILE_COMPILING if background is not None else left
+        limit = limit if time_limit is None else min(limit, time_limit / 4)
+        _AWAITED[0] = None if background is None else (background, limit, left)
         t0 = time.perf_counter()
-        first = solve(left if time_limit is None else min(left, time_limit / 4))
+        try:
+            first = solve(limit)
+        finally:
+            _AWAITED[0] = None
         spent = time.perf_counter() - t0
-        _SPENT[type(solver)] = _SPENT.get(type(solver), 0.0) + spent
+        if background is None or background.poll() not in (None, 0):  # the budget applied
+            _SPENT[type(solver)] = _SPENT.get(type(solver), 0.0) + spent
         if first.status is not Status.TIME_LIMIT or first.stop_reason != Status.TIME_LIMIT.value:
             return first  # finished, or stopped otherwise (a relative gap, the memory limit)
-    compile_seconds = compile_kernels()
+    waited = 0.0
+    if background is not None:
+        t0 = time.perf_counter()
+        background.wait()  # what it did not compile (it failed), compile_kernels compiles
+        waited = time.perf_counter() - t0
+    compile_seconds = waited + compile_kernels()
     result = solve(None if time_limit is None else max(time_limit - spent, 0.0))
     if spent:
         result.stats["interpreted_seconds"] = spent
@@ -121,14 +217,18 @@ def interpreted_first(solver, solve, time_limit: float | None, budget: float, co
     return dataclasses.replace(result, seconds=result.seconds + spent)
 
 
-def compiled_ready(*dispatchers: Dispatcher) -> bool:
+def compiled_ready(*dispatchers: Dispatcher, warm_up=None) -> bool:
     """True when every dispatcher is compiled in this process or has an index in numba's cache on disk (loading
-    it then takes well under a second), so that running compiled costs no compile."""
+    it then takes well under a second), so that running compiled costs no compile; but not from the disk while a
+    second process of this one still compiles them by ``warm_up`` (:func:`compile_in_background`): the cache may
+    hold some of the kernels and not yet the others."""
+    proc = None if warm_up is None else _BACKGROUND.get(_key(warm_up))
+    compiling = proc is not None and proc.poll() is None
     for d in dispatchers:
         if d.signatures:
             continue
         cache_file = getattr(getattr(d, "_cache", None), "_cache_file", None)
         index = getattr(cache_file, "_index_path", None)
-        if index is None or not os.path.exists(index):
+        if compiling or index is None or not os.path.exists(index):
             return False
     return True
