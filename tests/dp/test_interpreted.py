@@ -140,7 +140,7 @@ class PolicyProbe:
         return 7.0
 
     def run(self, time_limit, budget=6.0):
-        return interp.interpreted_first(self, self.solve, time_limit, budget, self.compile, warm_up=None)
+        return interp.interpreted_first(self, self.solve, time_limit, budget, self.compile, a_warm_up_that_fails)
 
 
 def test_the_interpreter_gets_the_budget_left_and_a_quarter_of_a_time_limit(monkeypatch):
@@ -278,12 +278,32 @@ def test_the_second_process_starts_only_where_it_helps(monkeypatch):
     assert interp.compile_in_background(contree.warm_up) is None and interp._BACKGROUND == {}
 
 
+def a_process_that_compiles_forever():
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+
+
+def test_the_second_process_is_stopped_when_no_search_waits_for_it(monkeypatch):
+    ds = iris_like()
+    monkeypatch.setattr(interp, "compiled_ready", lambda *kernels, warm_up=None: False)
+    running = a_process_that_compiles_forever()
+    monkeypatch.setattr(interp, "_BACKGROUND", {interp._key(contree.warm_up): running})
+    res = ContreeSolver(ds).solve(3)  # the interpreter finishes first: the compile would take the next work's core
+    assert res.stats["engine"] == "interpreted" and running.wait(timeout=10) != 0 and interp._BACKGROUND == {}
+    running = a_process_that_compiles_forever()
+    monkeypatch.setattr(interp, "_BACKGROUND", {interp._key(contree.warm_up): running})
+    solver = ContreeSolver(ds)
+    solver._greedy = None  # an error inside the search (here: the greedy tree's) stops it too
+    with pytest.raises(TypeError):
+        solver.solve(3)
+    assert running.wait(timeout=10) != 0 and interp._BACKGROUND == {}
+
+
 def test_a_second_process_still_compiling_at_exit_is_stopped(monkeypatch):
-    running = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    running = a_process_that_compiles_forever()
     elsewhere = Compiling()  # started by the process this one was forked from: not this process's to stop
-    monkeypatch.setattr(interp, "_BACKGROUND", {(os.getpid(), "odtmip.dp.solver"): running,
-                                                (os.getpid() + 1, "odtmip.dp.solver"): elsewhere})
-    interp._stop_background()
+    monkeypatch.setattr(interp, "_BACKGROUND", {(os.getpid(), "odtmip.dp.solver.warm_up"): running,
+                                                (os.getpid() + 1, "odtmip.dp.solver.warm_up"): elsewhere})
+    interp._stop_all()
     assert running.poll() is not None and not elsewhere.waited
 
 

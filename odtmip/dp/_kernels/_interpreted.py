@@ -102,7 +102,7 @@ _SPENT: dict[type, float] = {}
 WHILE_COMPILING = 1e6
 
 #: The background compiles started: {(process id, warm-up): process} (:func:`compile_in_background`); a forked
-#: process, which cannot wait for its parent's children, starts its own.
+#: process, which cannot wait for its parent's children, starts its own, and one stopped unfinished is left out.
 _BACKGROUND: dict[tuple[int, str], subprocess.Popen] = {}
 #: What the running interpreted search waits for: (the background compile, the search's time limit, the budget
 #: left that applies if the compile fails), or None.
@@ -132,9 +132,10 @@ def _key(warm_up) -> tuple[int, str]:
 
 
 def compile_in_background(warm_up) -> subprocess.Popen | None:
-    """A second Python process, started once per process, that compiles a solver's kernels into numba's disk cache
-    by calling ``warm_up`` (a solver's warm-up, such as :func:`odtmip.dp.contree.warm_up`), with its output
-    discarded; this process stops it at exit if it is still running.
+    """A second Python process that compiles a solver's kernels into numba's disk cache by calling ``warm_up`` (a
+    solver's warm-up, such as :func:`odtmip.dp.contree.warm_up`), with its output discarded: the one running or done,
+    else a new one. :func:`stop_background` stops it when no search waits for it any more, so that it never takes
+    the core of the work that follows (a MIP, a timed run); what it compiled until then stays in the cache.
 
     None where it cannot help: numba's cache is off (``ODTMIP_NUMBA_CACHE=0``), the machine gives this process one
     core (the compile would slow the interpreter down as much), the process cannot start, or it failed (then the
@@ -161,12 +162,23 @@ def compile_in_background(warm_up) -> subprocess.Popen | None:
     return None if proc.poll() not in (None, 0) else proc
 
 
+def stop_background(warm_up) -> None:
+    """Stop this process's background compile by ``warm_up`` if it still runs (the next one starts anew)."""
+    key = _key(warm_up)
+    if key in _BACKGROUND and _BACKGROUND[key].poll() is None:
+        _kill(_BACKGROUND.pop(key))
+
+
 @atexit.register
-def _stop_background() -> None:
-    for (pid, _), proc in _BACKGROUND.items():
-        if pid == os.getpid() and proc.poll() is None:
-            proc.kill()
-            proc.wait()
+def _stop_all() -> None:
+    for key, proc in _BACKGROUND.items():
+        if key[0] == os.getpid() and proc.poll() is None:
+            _kill(proc)
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    proc.kill()
+    proc.wait()
 
 
 def interpreted_first(solver, solve, time_limit: float | None, budget: float, compile_kernels, warm_up):
@@ -174,15 +186,14 @@ def interpreted_first(solver, solve, time_limit: float | None, budget: float, co
     interpreted when it runs them interpreted under ``engine="auto"``.
 
     The interpreter searches until :func:`compile_in_background` has compiled the kernels in a second process (by
-    the solver's ``warm_up``), and at most a quarter of ``time_limit``. Without that process (or if it fails), it
-    gets what is left of ``budget`` seconds per process of the solver's class (and at most a quarter of
-    ``time_limit``); once the budget is spent, the solve compiles at once. A search the interpreter does not finish
-    is abandoned: ``compile_kernels()`` switches
-    ``solver`` to the compiled kernels, loading them from the cache or compiling them (it returns the seconds that
-    took; the wait for the second process counts in), and ``solve`` runs again with the rest of ``time_limit`` (so a
-    time limit still gets at least three quarters of it compiled, as without the interpreter). The result then has
-    ``stats["interpreted_seconds"]`` (counted in its ``seconds``, the compile is not) and the compile time in
-    ``stats["compile_seconds"]``.
+    the solver's ``warm_up``), and at most a quarter of ``time_limit``; if it finishes first, it stops that process.
+    Without that process (or if it fails), it gets what is left of ``budget`` seconds per process of the solver's
+    class (and at most a quarter of ``time_limit``); once the budget is spent, the solve compiles at once. A search
+    the interpreter does not finish is abandoned: ``compile_kernels()`` switches ``solver`` to the compiled kernels,
+    loading them from the cache or compiling them (it returns the seconds that took; the wait for the second process
+    counts in), and ``solve`` runs again with the rest of ``time_limit`` (so a time limit still gets at least three
+    quarters of it compiled, as without the interpreter). The result then has ``stats["interpreted_seconds"]``
+    (counted in its ``seconds``, the compile is not) and the compile time in ``stats["compile_seconds"]``.
     """
     if not (solver._interpreted and solver.options.engine == "auto"):
         return solve(time_limit)
@@ -192,16 +203,22 @@ def interpreted_first(solver, solve, time_limit: float | None, budget: float, co
     if left > 0 or background is not None:
         limit = WHILE_COMPILING if background is not None else left
         limit = limit if time_limit is None else min(limit, time_limit / 4)
-        _AWAITED[0] = None if background is None else (background, limit, left)
+        awaited, _AWAITED[0] = _AWAITED[0], None if background is None else (background, limit, left)
         t0 = time.perf_counter()
         try:
             first = solve(limit)
+        except BaseException:
+            if background is not None:
+                stop_background(warm_up)
+            raise
         finally:
-            _AWAITED[0] = None
+            _AWAITED[0] = awaited
         spent = time.perf_counter() - t0
         if background is None or background.poll() not in (None, 0):  # the budget applied
             _SPENT[type(solver)] = _SPENT.get(type(solver), 0.0) + spent
         if first.status is not Status.TIME_LIMIT or first.stop_reason != Status.TIME_LIMIT.value:
+            if background is not None:
+                stop_background(warm_up)  # nobody waits for it any more
             return first  # finished, or stopped otherwise (a relative gap, the memory limit)
     waited = 0.0
     if background is not None:
