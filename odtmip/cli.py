@@ -300,7 +300,7 @@ def _cmd_fit(args) -> int:
     engine = f" ({result.stats['engine']} engine)" if "engine" in result.stats else ""
     interpreted = result.stats.get("interpreted_seconds") if result.stats.get("engine") == "compiled" else None
     print(f"solver: {record['solver']}{engine}  status: {record['status']}  time: {result.seconds:.3f} s"
-          + (f" ({interpreted:.3f} s of it interpreted, until the compiled kernels were ready)" if interpreted else "")
+          + (f" ({interpreted:.3f} s of it interpreted, before the compiled kernels took over)" if interpreted else "")
           + (f" (+ {compiled:.3f} s compiling or loading the numba kernels)" if compiled else ""))
     print(f"optimal over: {record['split_space']}")
     if result.tree is not None:

@@ -28,6 +28,7 @@ import importlib
 import os
 import subprocess
 import sys
+import threading
 import time
 import types
 
@@ -100,13 +101,18 @@ _SPENT: dict[type, float] = {}
 #: Seconds the interpreter may search while a background compile runs and the solve has no time limit: in effect
 #: none (the search stops when the compile is done), but finite, so that the interpreted kernels read the clock.
 WHILE_COMPILING = 1e6
+#: Seconds a solve waits for a background compile before it stops it and compiles the kernels itself.
+WAIT_SECONDS = 600.0
 
 #: The background compiles started: {(process id, warm-up): process} (:func:`compile_in_background`); a forked
 #: process, which cannot wait for its parent's children, starts its own, and one stopped unfinished is left out.
 _BACKGROUND: dict[tuple[int, str], subprocess.Popen] = {}
-#: What the running interpreted search waits for: (the background compile, the search's time limit, the budget
-#: left that applies if the compile fails), or None.
-_AWAITED: list[tuple[subprocess.Popen, float, float] | None] = [None]
+#: How many interpreted searches (of any thread) wait for each background compile.
+_WAITERS: dict[tuple[int, str], int] = {}
+_LOCK = threading.Lock()
+#: Per thread, what its running interpreted search waits for (``.value``): (the background compile, the search's
+#: time limit, the budget left that applies if the compile fails), or None.
+_AWAITED = threading.local()
 
 
 def _clock() -> float:
@@ -114,9 +120,10 @@ def _clock() -> float:
     background compile it waits for is done, so that the search stops there as at its deadline; if that compile
     failed, moved on so that the deadline falls where the budget ends."""
     now = time.perf_counter()
-    if _AWAITED[0] is None:
+    awaited = getattr(_AWAITED, "value", None)
+    if awaited is None:
         return now
-    proc, limit, budget = _AWAITED[0]
+    proc, limit, budget = awaited
     code = proc.poll()
     if code is None:
         return now
@@ -133,32 +140,36 @@ def _key(warm_up) -> tuple[int, str]:
 
 def compile_in_background(warm_up) -> subprocess.Popen | None:
     """A second Python process that compiles a solver's kernels into numba's disk cache by calling ``warm_up`` (a
-    solver's warm-up, such as :func:`odtmip.dp.contree.warm_up`), with its output discarded: the one running or done,
-    else a new one. :func:`stop_background` stops it when no search waits for it any more, so that it never takes
-    the core of the work that follows (a MIP, a timed run); what it compiled until then stays in the cache.
+    solver's warm-up, such as :func:`odtmip.dp.contree.warm_up`): the one running or done, else a new one. It
+    imports from this process's ``sys.path``, discards its output, and runs in a session of its own (a Ctrl-C
+    reaches this process, which stops it). :func:`interpreted_first` stops it when no search waits for it any more,
+    as long as the process's interpreted time is within its budget, so that a small fit's compile never takes the
+    core of the work that follows (a MIP, a timed run); what it compiled until then stays in the cache.
 
     None where it cannot help: numba's cache is off (``ODTMIP_NUMBA_CACHE=0``), the machine gives this process one
-    core (the compile would slow the interpreter down as much), the process cannot start, or it failed (then the
-    solve compiles the kernels itself)."""
+    core (the compile would slow the interpreter down as much), the interpreter is not a plain Python (a frozen
+    application), the process cannot start, or it failed (then the solve compiles the kernels itself)."""
     from odtmip.dp._kernels._common import NUMBA_CACHE
 
     key = _key(warm_up)
-    proc = _BACKGROUND.get(key)
-    if proc is None:
-        if not NUMBA_CACHE or _cores() < 2 or not sys.executable:
-            return None
-        root = os.path.dirname(os.path.dirname(importlib.import_module("odtmip").__file__))
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
-        try:
-            code = f"from {warm_up.__module__} import {warm_up.__name__} as warm_up; warm_up()"
-            proc = subprocess.Popen([sys.executable, "-c", code], env=env,
-                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        except OSError:
-            return None
-        _BACKGROUND[key] = proc
-        progress.logger.info("compiling %s in a second process while the interpreter searches: the first run in this "
-                             "environment does this once; later runs load them from the numba disk cache",
-                             getattr(warm_up, "what", "the kernels"))
+    with _LOCK:
+        proc = _BACKGROUND.get(key)
+        if proc is None:
+            if not NUMBA_CACHE or _cores() < 2 or not sys.executable or getattr(sys, "frozen", False):
+                return None
+            code = (f"import sys; sys.path[:] = {sys.path!r}; "
+                    f"from {warm_up.__module__} import {warm_up.__name__} as warm_up; warm_up()")
+            alone = ({"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.CREATE_NO_WINDOW}
+                     if os.name == "nt" else {"start_new_session": True})
+            try:
+                proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **alone)
+            except OSError:
+                return None
+            _BACKGROUND[key] = proc
+            progress.logger.info("compiling %s in a second process while the interpreter searches: the first run "
+                                 "in this environment does this once; later runs load them from the numba disk "
+                                 "cache", getattr(warm_up, "what", "the kernels"))
     return None if proc.poll() not in (None, 0) else proc
 
 
@@ -167,6 +178,15 @@ def stop_background(warm_up) -> None:
     key = _key(warm_up)
     if key in _BACKGROUND and _BACKGROUND[key].poll() is None:
         _kill(_BACKGROUND.pop(key))
+
+
+def _release(warm_up, stop: bool) -> None:
+    """One search less waits for the background compile by ``warm_up``; ``stop`` it if it was the last."""
+    key = _key(warm_up)
+    with _LOCK:
+        _WAITERS[key] -= 1
+        if stop and not _WAITERS[key]:
+            stop_background(warm_up)
 
 
 @atexit.register
@@ -186,14 +206,16 @@ def interpreted_first(solver, solve, time_limit: float | None, budget: float, co
     interpreted when it runs them interpreted under ``engine="auto"``.
 
     The interpreter searches until :func:`compile_in_background` has compiled the kernels in a second process (by
-    the solver's ``warm_up``), and at most a quarter of ``time_limit``; if it finishes first, it stops that process.
-    Without that process (or if it fails), it gets what is left of ``budget`` seconds per process of the solver's
-    class (and at most a quarter of ``time_limit``); once the budget is spent, the solve compiles at once. A search
-    the interpreter does not finish is abandoned: ``compile_kernels()`` switches ``solver`` to the compiled kernels,
-    loading them from the cache or compiling them (it returns the seconds that took; the wait for the second process
-    counts in), and ``solve`` runs again with the rest of ``time_limit`` (so a time limit still gets at least three
-    quarters of it compiled, as without the interpreter). The result then has ``stats["interpreted_seconds"]``
-    (counted in its ``seconds``, the compile is not) and the compile time in ``stats["compile_seconds"]``.
+    the solver's ``warm_up``), and at most a quarter of ``time_limit``. If it finishes first, it stops that process
+    while the interpreted seconds of the solver's class in this process are within ``budget`` (a small fit), and
+    leaves it to finish once they are not (many fits, as in a cross-validation: later solves then run compiled).
+    Without that process (or if it fails), the interpreter gets what is left of the budget (and at most a quarter of
+    ``time_limit``); once the budget is spent, the solve compiles at once. A search the interpreter does not finish
+    is abandoned: ``compile_kernels()`` switches ``solver`` to the compiled kernels, loading them from the cache or
+    compiling them (it returns the seconds that took; the wait for the second process counts in), and ``solve`` runs
+    again with the rest of ``time_limit`` (so a time limit still gets at least three quarters of it compiled, as
+    without the interpreter). The result then has ``stats["interpreted_seconds"]`` (counted in its ``seconds``, the
+    compile is not) and the compile time in ``stats["compile_seconds"]``.
     """
     if not (solver._interpreted and solver.options.engine == "auto"):
         return solve(time_limit)
@@ -203,27 +225,34 @@ def interpreted_first(solver, solve, time_limit: float | None, budget: float, co
     if left > 0 or background is not None:
         limit = WHILE_COMPILING if background is not None else left
         limit = limit if time_limit is None else min(limit, time_limit / 4)
-        awaited, _AWAITED[0] = _AWAITED[0], None if background is None else (background, limit, left)
+        awaited = getattr(_AWAITED, "value", None)
+        if background is not None:
+            _AWAITED.value = (background, limit, left)
+            with _LOCK:
+                _WAITERS[_key(warm_up)] = _WAITERS.get(_key(warm_up), 0) + 1
         t0 = time.perf_counter()
         try:
             first = solve(limit)
         except BaseException:
             if background is not None:
-                stop_background(warm_up)
+                _release(warm_up, stop=True)
             raise
         finally:
-            _AWAITED[0] = awaited
+            _AWAITED.value = awaited
         spent = time.perf_counter() - t0
-        if background is None or background.poll() not in (None, 0):  # the budget applied
-            _SPENT[type(solver)] = _SPENT.get(type(solver), 0.0) + spent
-        if first.status is not Status.TIME_LIMIT or first.stop_reason != Status.TIME_LIMIT.value:
-            if background is not None:
-                stop_background(warm_up)  # nobody waits for it any more
+        _SPENT[type(solver)] = _SPENT.get(type(solver), 0.0) + spent
+        done = first.status is not Status.TIME_LIMIT or first.stop_reason != Status.TIME_LIMIT.value
+        if background is not None:  # nobody waits for it any more: stop it while within the budget
+            _release(warm_up, stop=done and _SPENT[type(solver)] < budget)
+        if done:
             return first  # finished, or stopped otherwise (a relative gap, the memory limit)
     waited = 0.0
     if background is not None:
         t0 = time.perf_counter()
-        background.wait()  # what it did not compile (it failed), compile_kernels compiles
+        try:
+            background.wait(timeout=WAIT_SECONDS)  # what it did not compile (it failed), compile_kernels compiles
+        except subprocess.TimeoutExpired:
+            stop_background(warm_up)
         waited = time.perf_counter() - t0
     compile_seconds = waited + compile_kernels()
     result = solve(None if time_limit is None else max(time_limit - spent, 0.0))
