@@ -298,7 +298,7 @@ def _cmd_fit(args) -> int:
         print(result.tree.to_text())
     compiled = result.stats.get("compile_seconds", 0.0)
     engine = f" ({result.stats['engine']} engine)" if "engine" in result.stats else ""
-    interpreted = result.stats.get("interpreted_seconds") if result.stats.get("engine") == "compiled" else None
+    interpreted = result.stats.get("interpreted_seconds")  # set only when the compiled kernels took over
     print(f"solver: {record['solver']}{engine}  status: {record['status']}  time: {result.seconds:.3f} s"
           + (f" ({interpreted:.3f} s of it interpreted, before the compiled kernels took over)" if interpreted else "")
           + (f" (+ {compiled:.3f} s compiling or loading the numba kernels)" if compiled else ""))

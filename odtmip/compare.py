@@ -66,6 +66,7 @@ import pandas as pd
 
 from odtmip.data import Dataset
 from odtmip.exceptions import OptionError
+from odtmip.options import usable_cores
 from odtmip.results import SolveResult
 
 logger = logging.getLogger("odtmip")
@@ -501,13 +502,6 @@ def _optional(module: str, extra: str):
         raise OptionError(f"{module} is not installed: pip install 'odtmip[{extra}]'") from exc
 
 
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
 def _threaded(cells: list[Cell], threads: int) -> list[Cell]:
     """The cells with HiGHS's threads set: the variant's own, else ``threads``."""
     return [replace(c, threads=c.variant.threads or threads) for c in cells]
@@ -516,7 +510,7 @@ def _threaded(cells: list[Cell], threads: int) -> list[Cell]:
 def _local(cells: list[Cell], jobs: int, scheduler) -> Iterator[dict]:
     from joblib import Parallel, delayed
 
-    cores = _cores()
+    cores = usable_cores()
     jobs = cores if jobs == -1 else min(jobs, len(cells))
     rows = Parallel(n_jobs=jobs, return_as="generator_unordered")(
         delayed(run_cell)(c) for c in _threaded(cells, max(1, cores // jobs)))
@@ -525,7 +519,7 @@ def _local(cells: list[Cell], jobs: int, scheduler) -> Iterator[dict]:
 
 
 def _host() -> tuple[str, int]:
-    return socket.gethostname(), _cores()
+    return socket.gethostname(), usable_cores()
 
 
 def _dask(cells: list[Cell], jobs: int, scheduler) -> Iterator[dict]:
@@ -534,7 +528,7 @@ def _dask(cells: list[Cell], jobs: int, scheduler) -> Iterator[dict]:
 
     own = not isinstance(scheduler, Client)
     if scheduler is None:
-        client = Client(n_workers=_cores() if jobs == -1 else jobs, threads_per_worker=1, processes=True,
+        client = Client(n_workers=usable_cores() if jobs == -1 else jobs, threads_per_worker=1, processes=True,
                         dashboard_address=None)
     else:
         client = Client(scheduler) if own else scheduler

@@ -196,6 +196,14 @@ def physical_memory_gib() -> float:
         return 8.0
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system says, else the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 #: The default ``memory_limit`` of every solver: half of physical memory, in GiB (rounded down to 0.1).
 MEMORY_LIMIT = int(physical_memory_gib() * 5) / 10
 

@@ -286,7 +286,7 @@ def test_the_second_process_starts_only_where_it_helps(monkeypatch):
     monkeypatch.setattr(_common, "NUMBA_CACHE", False)  # a second process's compile would not reach this one
     assert interp.compile_in_background(contree.warm_up) is None
     monkeypatch.setattr(_common, "NUMBA_CACHE", True)
-    monkeypatch.setattr(interp, "_cores", lambda: 1)  # it would take the interpreter's core
+    monkeypatch.setattr(interp, "usable_cores", lambda: 1)  # it would take the interpreter's core
     assert interp.compile_in_background(contree.warm_up) is None and interp._BACKGROUND == {}
 
 
@@ -449,7 +449,7 @@ def test_a_first_fit_of_a_small_dataset_compiles_nothing(tmp_path, args, solver,
 
 
 @NEEDS_CACHE
-@pytest.mark.skipif(interp._cores() < 2, reason="one core: no second process (the interpreter gets a budget)")
+@pytest.mark.skipif(interp.usable_cores() < 2, reason="one core: no second process (the budget applies)")
 def test_a_first_fit_too_big_for_the_interpreter_uses_the_kernels_compiled_meanwhile(tmp_path):
     # breast-cancer at depth 3 takes ConTree 2 s compiled, minutes interpreted: the interpreter searches while a
     # second process compiles the kernels into the cache; then this one loads them and searches again.

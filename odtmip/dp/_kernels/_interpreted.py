@@ -35,7 +35,9 @@ import types
 from numba.core.dispatcher import Dispatcher
 
 from odtmip import progress
+from odtmip.dp._kernels import _common
 from odtmip.exceptions import OptionError
+from odtmip.options import usable_cores
 from odtmip.results import Status
 
 #: The kernel modules, in the order they import each other.
@@ -130,10 +132,6 @@ def _clock() -> float:
     return now + (limit if code == 0 else limit - min(limit, max(budget, 0.0)))
 
 
-def _cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
 def _key(warm_up) -> tuple[int, str]:
     return os.getpid(), f"{warm_up.__module__}.{warm_up.__name__}"
 
@@ -149,13 +147,11 @@ def compile_in_background(warm_up) -> subprocess.Popen | None:
     None where it cannot help: numba's cache is off (``ODTMIP_NUMBA_CACHE=0``), the machine gives this process one
     core (the compile would slow the interpreter down as much), the interpreter is not a plain Python (a frozen
     application), the process cannot start, or it failed (then the solve compiles the kernels itself)."""
-    from odtmip.dp._kernels._common import NUMBA_CACHE
-
     key = _key(warm_up)
     with _LOCK:
         proc = _BACKGROUND.get(key)
         if proc is None:
-            if not NUMBA_CACHE or _cores() < 2 or not sys.executable or getattr(sys, "frozen", False):
+            if not _common.NUMBA_CACHE or usable_cores() < 2 or not sys.executable or getattr(sys, "frozen", False):
                 return None
             code = (f"import sys; sys.path[:] = {sys.path!r}; "
                     f"from {warm_up.__module__} import {warm_up.__name__} as warm_up; warm_up()")
