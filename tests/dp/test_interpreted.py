@@ -227,7 +227,7 @@ def test_a_time_limit_gives_the_interpreter_a_quarter_then_waits_for_the_compile
     background = Compiling()
     monkeypatch.setattr(interp, "compile_in_background", lambda warm_up: background)
     res = ContreeSolver(ds).solve(3, time_limit=0.4)  # the real clock: 0.1 s interpreted, then compiled
-    assert 0.1 <= res.stats["interpreted_seconds"] < 0.1 + 2.0 and background.waited
+    assert res.stats["interpreted_seconds"] >= 0.1 and background.waited  # the interpreter's deadline: a quarter
     assert res.stats["engine"] == "compiled" and res.status is Status.TIME_LIMIT and res.tree is not None
 
 
