@@ -23,7 +23,8 @@ rows, which a minimum leaf size breaks), so every threshold is evaluated.
 
 Arithmetic as in the DP (:func:`odtmip.dp.solver.tie_tolerance`): exact for integer weights and penalty.
 Anytime: at depth >= 3 the search starts from a greedy tree (:mod:`odtmip.dp.anytime`: CART's thresholds or a
-two-level lookahead down to depth two, the optimal depth-two subtrees below), never worse than CART at the same
+two-level lookahead down to depth two, the optimal depth-two subtrees below; at depth >= 5 each subtree of depth
+three then tries every feature's best threshold above optimal depth-two subtrees), never worse than CART at the same
 depth on the same thresholds, and then looks only for strictly better trees. The compiled search reads the
 clock every 256 evaluations and, at the deadline, returns the best tree found so far (the greedy tree or a
 better root split) with ``Status.TIME_LIMIT`` and a lower bound from the root's threshold search (the
@@ -460,8 +461,9 @@ class ContreeSolver:
             spec = self._build(rows, r)
             return spec, value, _branch_nodes(spec)
 
-        g = grow_greedy(self._labels, self._weights, self._K, d, self.min_leaf, self.penalty, self._tol,
-                        ordered_split(f.order, f.ranks, f.offsets, self.min_leaf), self._right, terminal)
+        split, candidates = ordered_split(f.order, f.ranks, f.offsets, self.min_leaf)
+        g = grow_greedy(self._labels, self._weights, self._K, d, self.min_leaf, self.penalty, self._tol, split,
+                        self._right, terminal, candidates=candidates)
         stats["greedy_seconds"] = time.perf_counter() - t0
         if g.nodes == 0:
             return None

@@ -71,12 +71,12 @@ Arithmetic (:func:`tie_tolerance`): objectives are float64, and two objectives c
 The tolerance used is reported as ``stats["tolerance"]``.
 
 Anytime behaviour: before the search, a greedy tree (CART's splits or a two-level lookahead, optimal depth-two
-bottoms, :mod:`odtmip.dp.anytime`; never worse than CART at the same depth) is the first incumbent and the root's
-upper bound. With a time limit the compiled loop reads the clock every 256 search nodes; at the deadline it unwinds
-without caching anything from the interrupted loops ([MurTree] §4.6) and the best tree known (the best root
-configuration finished so far, the optimum of a shallower depth, or the greedy tree) is returned with
-``Status.TIME_LIMIT`` and a lower bound valid at any moment: the root's cached bound, the equivalent points,
-and the least bound over all root splits from what the cache knows about their children
+bottoms, at depth >= 5 optimal depth-three ones, :mod:`odtmip.dp.anytime`; never worse than CART at the same depth)
+is the first incumbent and the root's upper bound. With a time limit the compiled loop reads the clock every 256
+search nodes; at the deadline it unwinds without caching anything from the interrupted loops ([MurTree] §4.6) and
+the best tree known (the best root configuration finished so far, the optimum of a shallower depth, or the greedy
+tree) is returned with ``Status.TIME_LIMIT`` and a lower bound valid at any moment: the root's cached bound, the
+equivalent points, and the least bound over all root splits from what the cache knows about their children
 (:func:`~odtmip.dp._kernels._search.split_bound`). Progress lines report the same incumbent and bound.
 
 References

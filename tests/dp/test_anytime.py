@@ -87,6 +87,26 @@ def test_a_stopped_contree_search_is_never_worse_than_cart(case):
     assert leafless.solve(depth).tree.n_branch_nodes == 0  # the same stop without the greedy tree
 
 
+@pytest.mark.parametrize("case", range(4))
+def test_at_depth_five_a_stopped_contree_search_is_never_worse_than_cart(case):
+    # with the greedy tree's last pass (each depth-three subtree tries every feature's best threshold above optimal
+    # depth-two subtrees): the tree returned at the root's first node is verified by routing (in the solver) and
+    # is no worse than CART's at depth 5
+    rng = np.random.default_rng(200 + case)
+    n, min_leaf, K = int(rng.integers(150, 300)), (1, 4)[case % 2], (2, 3)[case // 2]
+    X = rng.random((n, 4)).round(2)
+    y = ((X[:, 0] > 0.5) ^ (X[:, 1] > 0.3) ^ (X[:, 2] > 0.6) ^ (rng.random(n) < 0.1)).astype(int)
+    if K > 2:
+        y = np.where(rng.random(n) < 0.2, rng.integers(0, K, size=n), y)
+    ds = Dataset(X, y, rng.random(n) + 0.05)
+    solver = ContreeSolver(ds, min_leaf=min_leaf)
+    solver._node_limit = 0
+    stopped = solver.solve(5)
+    assert stopped.status is Status.TIME_LIMIT and stopped.tree.depth <= 5
+    assert stopped.stats["greedy_objective"] == pytest.approx(stopped.objective)
+    assert 0.0 <= stopped.bound <= stopped.objective <= _cart_errors(ds, 5, min_leaf, X) + 1e-9
+
+
 def test_a_tiny_contree_time_limit_still_beats_the_leaf_like_cart(rng):
     # past the deadline before the greedy tree's first depth-two subtree: CART's thresholds all the way down
     X = rng.random((400, 4)).round(3)
@@ -173,3 +193,79 @@ def test_the_greedy_tree_is_the_better_of_cart_splits_and_a_two_level_lookahead(
         assert (best.cost, best.nodes) <= (cart.cost, cart.nodes)
         wins += best.cost < cart.cost
     assert wins >= 5, wins  # 14 of the 40
+
+
+def _level(spec, rows, X, level):
+    """(subtree, rows) of each node of a greedy spec ``level`` splits below its root (leaves above it end a path)."""
+    if level == 0:
+        return [(spec, rows)]
+    if not isinstance(spec, tuple):
+        return []
+    right = X[rows, spec[0]] == 1
+    return _level(spec[1], rows[~right], X, level - 1) + _level(spec[2], rows[right], X, level - 1)
+
+
+def _parity_data(case):
+    """A noisy parity of columns 0-2, which neither CART nor the two-level lookahead sees, and column 3 agreeing
+    with the class on 80 % of the rows (a decoy both split on); weights 1-3; K = 2 or 3; seven columns."""
+    rng = np.random.default_rng(50 + case)
+    n, K = int(rng.integers(150, 250)), (2, 3)[case % 2]
+    X = rng.integers(0, 2, size=(n, 7)).astype(np.uint8)
+    y = (X[:, 0] ^ X[:, 1] ^ X[:, 2] ^ (rng.random(n) < 0.05)).astype(int)
+    X[:, 3] = y ^ (rng.random(n) < 0.2)
+    if K > 2:
+        y = np.where(rng.random(n) < 0.1, rng.integers(0, K, size=n), y)
+    return X, y, rng.integers(1, 4, size=n).astype(float), K
+
+
+def test_at_depth_five_the_greedy_tree_ends_in_optimal_depth_three_subtrees():
+    # At depth >= 5 each node three levels above the bottom takes the best of its subtree and every column with
+    # optimal depth-two children (here by brute force): an optimal depth-three subtree of its rows, as the DP
+    # solves it. Without that last pass, CART's splits (or the lookahead's) miss it on the parity data
+    checked = improved = 0
+    for case in range(4):
+        X, y, w, K = _parity_data(case)
+        n = len(y)
+        min_leaf, penalty = (1, 3)[case % 2], (0.0, 1.0)[case // 2]
+
+        def terminal(rows, r):
+            return _exact(X, y, w, K, rows, r, min_leaf, penalty)  # noqa: B023 (called in this iteration)
+
+        g = greedy_tree(X, y, w, K, 5, min_leaf, penalty, 0.0, terminal)
+        assert g.depth <= 5 and g.cost == _routed(X, y, w, g.spec, np.arange(n), penalty)
+        for spec, rows in _level(g.spec, np.arange(n), X, 2):
+            optimum = solve_dp(Dataset(X[rows], y[rows], w[rows]), 3, min_leaf=min_leaf, penalty=penalty)
+            assert _routed(X, y, w, spec, rows, penalty) == optimum.objective
+            checked += 1
+        before = greedy_tree(X, y, w, K, 5, min_leaf, penalty, 0.0, terminal, last_pass=False)
+        assert g.cost <= before.cost
+        improved += g.cost < before.cost
+    assert checked >= 12 and improved >= 2, (checked, improved)
+
+
+def test_the_last_pass_stops_at_the_deadline_keeping_the_subtrees_it_improved():
+    # At depth 6 the depth-two solver runs out of time after its k-th call, for every k from the last call of the
+    # two greedy trees to the last call of the pass. Every stopped pass returns a tree whose cost is what routing
+    # gives, no worse for a later deadline; between the tree before the pass and the finished pass, a stop keeps
+    # the subtrees improved by then (here two of them improve, one after the other)
+    X, y, w, K = _parity_data(2)
+    calls, limit = [], [np.inf]
+
+    def terminal(rows, r):
+        calls.append(1)
+        return None if len(calls) > limit[0] else _exact(X, y, w, K, rows, r, 1, 0.0)
+
+    before = greedy_tree(X, y, w, K, 6, 1, 0.0, 0.0, terminal, last_pass=False)
+    first = len(calls)
+    full = greedy_tree(X, y, w, K, 6, 1, 0.0, 0.0, terminal)
+    last = len(calls) - first
+    costs = []
+    for k in range(first, last + 1):
+        calls.clear()
+        limit[0] = k
+        g = greedy_tree(X, y, w, K, 6, 1, 0.0, 0.0, terminal)
+        assert g.depth <= 6 and g.cost == _routed(X, y, w, g.spec, np.arange(len(y)), 0.0)
+        costs.append(g.cost)
+    assert costs == sorted(costs, reverse=True)
+    assert costs[0] == before.cost and costs[-1] == full.cost
+    assert len(set(costs)) == 3, costs  # before, one subtree improved, both
