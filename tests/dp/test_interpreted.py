@@ -435,6 +435,7 @@ def test_the_front_interprets_until_its_kernels_are_ready_then_compiles_within_t
 @pytest.mark.parametrize("args, solver, objective", [
     (["iris"], "contree", 1),  # every threshold of the numeric columns, depth 3: ConTree
     (["monk2", "--depth", "4"], "dp", 142),  # the MurTree search
+    (["tic-tac-toe", "--depth", "4"], "dp", 137),  # ... with the numpy forms of the depth-two solver
     (["tic-tac-toe", "--metric", "f1"], "dp", pytest.approx(0.155028, abs=1e-6)),  # the front, depth 3
 ])
 def test_a_first_fit_of_a_small_dataset_compiles_nothing(tmp_path, args, solver, objective):
@@ -469,3 +470,39 @@ def first_fit(tmp_path, args):
                           capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout), cache, proc.stderr
+
+
+@settings(max_examples=120, **SETTINGS)
+@given(st.integers(0, 2**32 - 1), st.integers(4, 300), st.integers(1, 12), st.sampled_from([1, 1, 2, 5]),
+       st.sampled_from([0.0, 0.0, 0.5]), st.integers(2, 3))
+def test_the_interpreters_numpy_forms_of_the_depth_two_solver_give_the_compiled_arrays(seed, n, p, min_leaf,
+                                                                                       penalty, K):
+    # _compact and the two-class _pairs_binary run as numpy matrix operations when interpreted: on rows of several
+    # words, any subset of them, a minimum leaf size and a penalty that makes the tolerance positive, every array
+    # of the scratch record and every result equals the compiled kernels' (K = 3 checks _compact alone)
+    from odtmip.dp._kernels import _depth2
+
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, size=(n, p))
+    y = (X[:, 0] ^ (rng.random(n) < 0.3)).astype(int) if K == 2 else rng.integers(0, K, size=n)
+    y[:min(n, K)] = np.arange(min(n, K))
+    s = DPSolver(Dataset(X, y), min_leaf=min_leaf, penalty=penalty, options=DPOptions(counting="bitset"))
+    data, prm = s._data, s._params
+    rows = np.flatnonzero(rng.random(n) < rng.uniform(0.2, 1.0))
+    D = np.zeros(data.feature_bits.shape[1], dtype=np.uint64)
+    for r in rows:
+        D[r >> 6] |= np.uint64(1) << np.uint64(r & 63)
+    cnt = np.zeros(K + 1 + _common.CNT_EQUIV)
+    cnt[:K] = np.bincount(data.labels[rows], minlength=K)
+    cnt[K] = len(rows)
+    out = []
+    for solve in (_depth2.solve_terminal, interp.kernels()["_depth2"].solve_terminal):
+        scr = s._scratch._replace(**{f: np.zeros_like(a) for f, a in s._scratch._asdict().items()})
+        stats = np.zeros(_common.N_STATS, dtype=np.int64)
+        solve(data, scr, prm, stats, D, cnt, True)
+        out.append((scr, stats))
+    (a, sa), (b, sb) = out
+    sa[_common.S_WORK] = sb[_common.S_WORK] = 0  # word operations counted for the clock, by the loops only
+    assert (prm.tol > 0) == (penalty == 0.5) and np.array_equal(sa, sb)
+    for field in a._fields:
+        assert np.array_equal(getattr(a, field), getattr(b, field)), field

@@ -350,6 +350,88 @@ def _pairs_binary(scr, prm, st, na, nw, cnt):
             _record_pair(i, j, l00, l01, l10, l11, bLc, bLf, bRc, bRf, tol)
 
 
+# ---- the interpreter's forms of phase 1 (bitset) and of the two-class phase 2 ----------------------------------
+# Interpreted, the word loops above cost a Python step per word and pair (:mod:`odtmip.dp._kernels._interpreted`);
+# these compute the same arrays with numpy's vector operations on the rows as 0/1 matrices. The counts are
+# integers, exact in float64, and each cost is the same float operation as the loop's, so the search visits the
+# same nodes (the tests compare the two forms node for node). Never compiled.
+#: The kernels the interpreter runs in these forms, by name.
+INTERPRETED_FORMS = {"_compact": "_compact_numpy", "_pairs_binary": "_pairs_binary_numpy"}
+
+
+def _unpacked(words, m):
+    """The first ``m`` bits of each row of the uint64 bitsets ``words`` (..., W) as a uint8 0/1 array (..., m)."""
+    bits = np.unpackbits(np.ascontiguousarray(words).view(np.uint8), axis=-1, bitorder="little")
+    return bits[..., :m]
+
+
+def _packed(bits, nw):
+    """The 0/1 array ``bits`` (..., m) as uint64 bitsets (..., nw), bit k in word k // 64 at position k % 64."""
+    wide = np.zeros(bits.shape[:-1] + (nw * 64,), dtype=np.uint8)
+    wide[..., :bits.shape[-1]] = bits
+    return np.packbits(wide, axis=-1, bitorder="little").view(np.uint64)
+
+
+def _compact_numpy(data, scr, D, K):
+    """:func:`_compact` with numpy: the same bitsets, counts and number of words."""
+    n = data.labels.shape[0]
+    rows = np.flatnonzero(_unpacked(D, n))
+    m = rows.shape[0]
+    scr.rows[:m] = rows
+    nw = (m + 63) // 64
+    present = _unpacked(data.feature_bits, n)[:, rows]  # (p, m): row k has feature f
+    classes = (data.labels[rows][None, :] == np.arange(K)[:, None]).astype(np.uint8)  # (K, m)
+    both = present[None, :, :] & classes[1:, None, :]  # (K-1, p, m)
+    scr.feat_bits[:, :nw] = _packed(present, nw)
+    scr.class_bits[:, :nw] = _packed(classes, nw)
+    scr.feat_class_bits[:K - 1, :, :nw] = _packed(both, nw)
+    n_f = present.sum(axis=1, dtype=np.int64)
+    per_class = both.sum(axis=2, dtype=np.int64)  # (K-1, p)
+    diag = scr.feat_counts
+    diag[:, 1:K] = per_class.T
+    diag[:, 0] = n_f - per_class.sum(axis=0)
+    diag[:, K] = n_f
+    return nw
+
+
+def _pairs_binary_numpy(scr, prm, st, na, nw, cnt):
+    """:func:`_pairs_binary` with numpy: t and q of every pair by one matrix product each, the four cell costs
+    as matrices, and per root the first best child split of each side in the loop's order (the other features
+    in order). It does not read the clock: a call takes milliseconds (the search reads it at every node)."""
+    if na == 0:
+        return
+    act = scr.active[:na]
+    diag = scr.feat_counts
+    cols = _unpacked(scr.feat_bits[act, :nw], nw * 64).astype(np.float64)  # (na, 64 nw)
+    ones = _unpacked(scr.feat_class_bits[0, act, :nw], nw * 64).astype(np.float64)
+    t = cols @ cols.T  # rows with both features
+    q = ones @ cols.T  # ... of class 1 (symmetric, as t)
+    n_i, p_i = diag[act, 2][:, None], diag[act, 1][:, None]
+    n_j, p_j = n_i.T, p_i.T
+
+    def cost(rows, pos):  # _binary_cost
+        with np.errstate(invalid="ignore"):
+            return np.where(rows < prm.min_rows, INF, np.minimum(pos, rows - pos))
+
+    l11, l10 = cost(t, q), cost(n_i - t, p_i - q)
+    l01, l00 = cost(n_j - t, p_j - q), cost(cnt[2] - n_i - n_j + t, cnt[1] - p_i - p_j + q)
+    # row a: root act[a], the other feature splitting its side without it (left) or with it (right)
+    for side, (best_c, best_f) in ((l00 + l01, (scr.left_cost, scr.left_feature)),
+                                   (l10 + l11, (scr.right_cost, scr.right_feature))):
+        np.fill_diagonal(side, INF)
+        if prm.tol == 0.0:  # the first least cost per root, as the loop keeps it
+            b = np.argmin(side, axis=1)
+            v = side[np.arange(na), b]
+            better = v < best_c[act]
+            best_c[act[better]], best_f[act[better]] = v[better], act[b[better]]
+            continue
+        for a in range(na):
+            i = act[a]
+            for b in range(na):
+                if side[a, b] < best_c[i] - prm.tol:
+                    best_c[i], best_f[i] = side[a, b], act[b]
+
+
 @njit(cache=NUMBA_CACHE, inline="always")
 def _set_result(res_c, res_i, b, cost, nodes, feature, left, right):
     """Result ``b`` of :func:`solve_terminal` (``Scratch.result_cost``, ``Scratch.result_tree``): a tree of
