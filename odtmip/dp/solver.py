@@ -811,8 +811,9 @@ class DPSolver:
         if self.options.depth_two:
             terminal = terminal_solver(self._data, self._scratch, prm, self._K + 1 + kcommon.CNT_EQUIV,
                                        self._k.depth2.solve_terminal)
+        # the last pass trades branch nodes for errors: not under a node limit, which the tree must meet
         g = greedy_tree(self._enc.X, self._data.labels, self._data.weights, self._K, depth, self.min_leaf,
-                        self.penalty, self._tol, terminal)
+                        self.penalty, self._tol, terminal, last_pass=node_limit is None)
         stats["greedy_seconds"] = time.perf_counter() - t0
         if g.nodes == 0 or (node_limit is not None and g.nodes > node_limit):
             return None

@@ -269,3 +269,22 @@ def test_the_last_pass_stops_at_the_deadline_keeping_the_subtrees_it_improved():
     assert costs == sorted(costs, reverse=True)
     assert costs[0] == before.cost and costs[-1] == full.cost
     assert len(set(costs)) == 3, costs  # before, one subtree improved, both
+
+
+@pytest.mark.parametrize("case", [0, 2, 5])
+def test_under_a_node_limit_the_greedy_tree_skips_the_last_pass(case):
+    # the last pass trades branch nodes for errors (here 2-3 more nodes): with max_nodes at the tree before the pass,
+    # a search stopped at its root still returns that tree; without a node limit it returns the tree after the pass
+    X, y, w, K = _parity_data(case)
+
+    def terminal(rows, r):
+        return _exact(X, y, w, K, rows, r, 1, 0.0)
+
+    before, after = (greedy_tree(X, y, w, K, 5, 1, 0.0, 0.0, terminal, last_pass=p) for p in (False, True))
+    assert after.cost < before.cost and after.nodes > before.nodes
+    for max_nodes, expected in ((before.nodes, before), (None, after)):
+        solver = DPSolver(Dataset(X, y, w))
+        solver._params = solver._params._replace(node_limit=0)
+        stopped = solver.solve(max_depth=5, max_nodes=max_nodes)
+        assert stopped.status is Status.TIME_LIMIT
+        assert (stopped.objective, stopped.tree.n_branch_nodes) == (expected.cost, expected.nodes)
