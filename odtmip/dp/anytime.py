@@ -19,18 +19,18 @@ datasets at depths 4-6), a tree that is never worse than CART at the same depth 
   depth-two tree of its rows (a two-level lookahead, which sees interactions such as XOR that Gini misses),
   and the better of the two is the greedy tree. On the ConTree datasets at depths 4-6 the lookahead tree
   had fewer errors in 27 of 30 cases (segment at depth 5: 64 against 314; CART 401);
-* at depth >= 5, where the search rarely finishes a root split within a minute on wide data, a last pass
-  replaces each subtree of remaining depth 3 of the better tree by the best of itself, its leaf and every
-  candidate split with optimal depth-two children: for the DP every column, so the subtree becomes an
-  optimal depth-three tree of its rows; for ConTree the best threshold of each feature. It costs about two
-  depth-two solves per candidate and node (pruned when the first child alone cannot win) and stops at the
-  search's deadline, keeping the subtrees improved so far. It may add branch nodes, so the DP skips it under a
-  node limit (``max_nodes``), which the greedy tree must meet to be used. On the binary DL8.5 sets (those CART
-  does not fit perfectly) the DP's greedy tree went from a median of 20 % fewer errors than CART to 38 % at depth 5, and
-  from 30 % to 49 % at depth 6 (splice-1 at depth 5: 108 -> 102, CART 117; tic-tac-toe at depth 6: 25 -> 14,
-  CART 49), in at most 1.1 s. ConTree's at depth 5 improved on 6 of the 7 continuous sets of up to 6,000 rows
-  (fault: 427 -> 417 in 4.1 s instead of 0.8 s), and on four of them a 30 s search found nothing better. At
-  depth 4 the pass would cost more than it saves: the search there mostly finishes within a second.
+* at depth >= 5, where the search rarely finishes a root split within a minute on wide data, a last pass replaces
+  each subtree of remaining depth 3 of the better tree (a leaf there too) by the best of itself and every candidate
+  split with optimal depth-two children: for the DP every column, so the subtree becomes an optimal depth-three
+  tree of its rows; for ConTree the best threshold of each feature. It costs about two depth-two solves per
+  candidate and node (pruned when the first child alone cannot win) and stops at the search's deadline (for ConTree
+  also when its cache is full), keeping the subtrees improved so far. It may add branch nodes, so the DP skips it
+  under a node limit (``max_nodes`` < 2^depth - 1), which the greedy tree must meet to be used. On the binary DL8.5
+  sets (those CART does not fit perfectly) the DP's greedy tree went from a median of 20 % fewer errors than CART
+  to 38 % at depth 5, and from 30 % to 49 % at depth 6 (splice-1 at depth 5: 108 -> 102, CART 117; tic-tac-toe at
+  depth 6: 25 -> 14, CART 49), in at most 1.1 s. ConTree's at depth 5 improved on 6 of the 7 continuous sets of up
+  to 6,000 rows (fault: 427 -> 417 in 4.1 s instead of 0.8 s), and on four of them a 30 s search found nothing
+  better. At depth 4 the pass would cost more than it saves: the search there mostly finishes within a second.
 
 The objective adds up over the nodes, so replacing CART's bottom subtrees by optima and pruning only lowers it:
 with the same top splits, the first tree <= CART in errors + penalty x branch nodes, and the greedy tree is never
@@ -165,9 +165,10 @@ def grow_greedy(y: np.ndarray, w: np.ndarray, n_classes: int, depth: int, min_le
     late = False
 
     def deepen(spec, rows: np.ndarray, r: int) -> Greedy:
-        # each subtree of remaining depth 3 becomes the better of itself and of three(), until the deadline
+        # each subtree of remaining depth 3 (a leaf too) becomes the better of itself and of three(), until the
+        # deadline
         nonlocal late
-        if late or not isinstance(spec, tuple):
+        if late or (r > 3 and not isinstance(spec, tuple)):
             return measured(spec, rows)
         if r == 3:
             tree = measured(spec, rows)
@@ -304,7 +305,9 @@ def terminal_solver(data, scratch, prm, n_counts: int, solve=solve_terminal):
     scratch : Scratch
         The depth-two solver's arrays (their frequency counters stay consistent).
     prm : Params
-        The search parameters; its deadline stops the solver (then ``terminal`` returns None).
+        The search parameters; its deadline stops the solver (then ``terminal`` returns None, as every later call
+        does). All calls count their work in one statistics record, so the solver reads the clock every few
+        thousand word operations (its ``CLOCK_WORK``) however small each call is.
     n_counts : int
         Length of a class-weight vector (K + 1 + CNT_EQUIV).
     solve : callable
@@ -312,8 +315,11 @@ def terminal_solver(data, scratch, prm, n_counts: int, solve=solve_terminal):
     """
     n, K = data.labels.shape[0], prm.n_classes
     words = data.feature_bits.shape[1] if data.feature_bits.shape[0] else max(1, (n + 63) // 64)
+    st = np.zeros(N_STATS, dtype=np.int64)
 
     def terminal(rows: np.ndarray, r: int):
+        if st[S_TIMEOUT]:
+            return None
         mask = np.zeros(words * 64, dtype=np.uint8)
         mask[rows] = 1
         D = np.packbits(mask, bitorder="little").view(np.uint64)
@@ -321,7 +327,6 @@ def terminal_solver(data, scratch, prm, n_counts: int, solve=solve_terminal):
         cnt[:K] = np.bincount(data.labels[rows], weights=data.weights[rows], minlength=K)
         cnt[K] = len(rows)
         cnt[K + CNT_EQUIV] = 0.0  # the depth-two solver does not read it
-        st = np.zeros(N_STATS, dtype=np.int64)
         solve(data, scratch, prm, st, D, cnt, r == 2)
         if st[S_TIMEOUT]:
             return None

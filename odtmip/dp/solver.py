@@ -71,12 +71,13 @@ Arithmetic (:func:`tie_tolerance`): objectives are float64, and two objectives c
 The tolerance used is reported as ``stats["tolerance"]``.
 
 Anytime behaviour: before the search, a greedy tree (CART's splits or a two-level lookahead, optimal depth-two
-bottoms, at depth >= 5 optimal depth-three ones, :mod:`odtmip.dp.anytime`; never worse than CART at the same depth)
-is the first incumbent and the root's upper bound. With a time limit the compiled loop reads the clock every 256
-search nodes; at the deadline it unwinds without caching anything from the interrupted loops ([MurTree] §4.6) and
-the best tree known (the best root configuration finished so far, the optimum of a shallower depth, or the greedy
-tree) is returned with ``Status.TIME_LIMIT`` and a lower bound valid at any moment: the root's cached bound, the
-equivalent points, and the least bound over all root splits from what the cache knows about their children
+bottoms, at depth >= 5 without a node limit optimal depth-three ones as far as the time limit allows,
+:mod:`odtmip.dp.anytime`; never worse than CART at the same depth) is the first incumbent and the root's upper
+bound. With a time limit the compiled loop reads the clock every 256 search nodes; at the deadline it unwinds
+without caching anything from the interrupted loops ([MurTree] §4.6) and the best tree known (the best root
+configuration finished so far, the optimum of a shallower depth, or the greedy tree) is returned with
+``Status.TIME_LIMIT`` and a lower bound valid at any moment: the root's cached bound, the equivalent points, and
+the least bound over all root splits from what the cache knows about their children
 (:func:`~odtmip.dp._kernels._search.split_bound`). Progress lines report the same incumbent and bound.
 
 References
@@ -811,9 +812,10 @@ class DPSolver:
         if self.options.depth_two:
             terminal = terminal_solver(self._data, self._scratch, prm, self._K + 1 + kcommon.CNT_EQUIV,
                                        self._k.depth2.solve_terminal)
-        # the last pass trades branch nodes for errors: not under a node limit, which the tree must meet
+        # the last pass trades branch nodes for errors: not under a node limit the tree must meet
+        binds = node_limit is not None and node_limit < (1 << depth) - 1
         g = greedy_tree(self._enc.X, self._data.labels, self._data.weights, self._K, depth, self.min_leaf,
-                        self.penalty, self._tol, terminal, last_pass=node_limit is None)
+                        self.penalty, self._tol, terminal, last_pass=not binds)
         stats["greedy_seconds"] = time.perf_counter() - t0
         if g.nodes == 0 or (node_limit is not None and g.nodes > node_limit):
             return None

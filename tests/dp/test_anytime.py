@@ -10,6 +10,7 @@ from odtmip.data import Dataset
 from odtmip.dp import DPSolver, solve_contree, solve_dp
 from odtmip.dp.anytime import greedy_tree
 from odtmip.dp.contree import ContreeOptions, ContreeSolver
+from odtmip.dp.solver import DPOptions
 from odtmip.results import Status
 
 
@@ -247,7 +248,7 @@ def test_the_last_pass_stops_at_the_deadline_keeping_the_subtrees_it_improved():
     # At depth 6 the depth-two solver runs out of time after its k-th call, for every k from the last call of the
     # two greedy trees to the last call of the pass. Every stopped pass returns a tree whose cost is what routing
     # gives, no worse for a later deadline; between the tree before the pass and the finished pass, a stop keeps
-    # the subtrees improved by then (here two of them improve, one after the other)
+    # the subtrees improved by then
     X, y, w, K = _parity_data(2)
     calls, limit = [], [np.inf]
 
@@ -268,13 +269,13 @@ def test_the_last_pass_stops_at_the_deadline_keeping_the_subtrees_it_improved():
         costs.append(g.cost)
     assert costs == sorted(costs, reverse=True)
     assert costs[0] == before.cost and costs[-1] == full.cost
-    assert len(set(costs)) == 3, costs  # before, one subtree improved, both
+    assert len(set(costs)) >= 3, costs  # before, some subtrees improved, all (here three, one after the other)
 
 
 @pytest.mark.parametrize("case", [0, 2, 5])
 def test_under_a_node_limit_the_greedy_tree_skips_the_last_pass(case):
     # the last pass trades branch nodes for errors (here 2-3 more nodes): with max_nodes at the tree before the pass,
-    # a search stopped at its root still returns that tree; without a node limit it returns the tree after the pass
+    # a search stopped at its root still returns that tree; without a node limit that binds, the tree after the pass
     X, y, w, K = _parity_data(case)
 
     def terminal(rows, r):
@@ -282,9 +283,23 @@ def test_under_a_node_limit_the_greedy_tree_skips_the_last_pass(case):
 
     before, after = (greedy_tree(X, y, w, K, 5, 1, 0.0, 0.0, terminal, last_pass=p) for p in (False, True))
     assert after.cost < before.cost and after.nodes > before.nodes
-    for max_nodes, expected in ((before.nodes, before), (None, after)):
+    for max_nodes, expected in ((before.nodes, before), (31, after), (None, after)):  # 31 = 2^5 - 1 does not bind
         solver = DPSolver(Dataset(X, y, w))
         solver._params = solver._params._replace(node_limit=0)
         stopped = solver.solve(max_depth=5, max_nodes=max_nodes)
         assert stopped.status is Status.TIME_LIMIT
         assert (stopped.objective, stopped.tree.n_branch_nodes) == (expected.cost, expected.nodes)
+
+
+@pytest.mark.parametrize("engine, n, p, depth", [("compiled", 20000, 150, 8), ("interpreted", 1000, 100, 6)])
+def test_the_last_pass_keeps_the_time_limit(engine, n, p, depth):
+    # the last pass makes thousands of small depth-two calls (here for 3.7 s compiled, 13 s interpreted): their work
+    # is counted in one record, so the solver reads the clock however small each call is, and stops the pass
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, size=(n, p))
+    y = (X[:, 0] ^ X[:, 1] ^ X[:, 2] ^ (rng.random(n) < 0.2)).astype(int)
+    ds = Dataset(X, y)
+    res = DPSolver(ds, options=DPOptions(engine=engine)).solve(max_depth=depth, time_limit=0.3)
+    assert res.status is Status.TIME_LIMIT and res.stats["engine"] == engine
+    assert res.seconds < 2.0
+    assert res.objective == ds.misclassifications(res.tree) < min(np.bincount(y))

@@ -354,32 +354,33 @@ def _pairs_binary(scr, prm, st, na, nw, cnt):
 # Interpreted, the word loops above cost a Python step per word and pair (:mod:`odtmip.dp._kernels._interpreted`);
 # these compute the same arrays with numpy's vector operations on the rows as 0/1 matrices. The counts are
 # integers, exact in float64, and each cost is the same float operation as the loop's, so the search visits the
-# same nodes (the tests compare the two forms node for node). Never compiled.
+# same nodes (the tests compare the two forms node for node). Never compiled: they run only among the interpreted
+# kernels, where every kernel they call (past_deadline) is a Python function too.
 #: The kernels the interpreter runs in these forms, by name.
 INTERPRETED_FORMS = {"_compact": "_compact_numpy", "_pairs_binary": "_pairs_binary_numpy"}
 
 
 def _unpacked(words, m):
     """The first ``m`` bits of each row of the uint64 bitsets ``words`` (..., W) as a uint8 0/1 array (..., m)."""
-    bits = np.unpackbits(np.ascontiguousarray(words).view(np.uint8), axis=-1, bitorder="little")
-    return bits[..., :m]
+    octets = np.ascontiguousarray(words, dtype="<u8").view(np.uint8)  # little-endian: bit k in octet k // 8
+    return np.unpackbits(octets, axis=-1, bitorder="little")[..., :m]
 
 
 def _packed(bits, nw):
     """The 0/1 array ``bits`` (..., m) as uint64 bitsets (..., nw), bit k in word k // 64 at position k % 64."""
     wide = np.zeros(bits.shape[:-1] + (nw * 64,), dtype=np.uint8)
     wide[..., :bits.shape[-1]] = bits
-    return np.packbits(wide, axis=-1, bitorder="little").view(np.uint64)
+    return np.packbits(wide, axis=-1, bitorder="little").view("<u8")
 
 
 def _compact_numpy(data, scr, D, K):
     """:func:`_compact` with numpy: the same bitsets, counts and number of words."""
-    n = data.labels.shape[0]
-    rows = np.flatnonzero(_unpacked(D, n))
+    rows = np.flatnonzero(_unpacked(D, data.labels.shape[0]))
     m = rows.shape[0]
     scr.rows[:m] = rows
     nw = (m + 63) // 64
-    present = _unpacked(data.feature_bits, n)[:, rows]  # (p, m): row k has feature f
+    bit = (rows & 63).astype(np.uint64)
+    present = ((data.feature_bits[:, rows >> 6] >> bit) & np.uint64(1)).astype(np.uint8)  # (p, m): row k has f
     classes = (data.labels[rows][None, :] == np.arange(K)[:, None]).astype(np.uint8)  # (K, m)
     both = present[None, :, :] & classes[1:, None, :]  # (K-1, p, m)
     scr.feat_bits[:, :nw] = _packed(present, nw)
@@ -397,8 +398,8 @@ def _compact_numpy(data, scr, D, K):
 def _pairs_binary_numpy(scr, prm, st, na, nw, cnt):
     """:func:`_pairs_binary` with numpy: t and q of every pair by one matrix product each, the four cell costs
     as matrices, and per root the first best child split of each side in the loop's order (the other features
-    in order). It does not read the clock: a call takes milliseconds (the search reads it at every node)."""
-    if na == 0:
+    in order). It counts the loop's word operations for the clock at once, before the products."""
+    if na == 0 or past_deadline(st, prm.deadline, na * (na + 1) // 2 * (nw + 1)):
         return
     act = scr.active[:na]
     diag = scr.feat_counts
