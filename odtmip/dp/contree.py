@@ -450,10 +450,12 @@ class ContreeSolver:
         n, F = len(self._labels), len(f.ranks)
         work = new_work(2, F, n, self._K)
         prm = prm._replace(node_limit=1 << 62)
+        st = np.zeros(kcommon.N_STATS, dtype=np.int64)  # one record: the clock is read however small each call is
 
         def terminal(rows: np.ndarray, r: int):
+            if st[kcommon.S_TIMEOUT]:
+                return None
             self._load(work, rows)
-            st = np.zeros(kcommon.N_STATS, dtype=np.int64)
             value, exact = self._k.contree.solve_subtree(f.offsets, work, prm, self._cache, st, 0, len(rows), r,
                                                          math.inf)
             if not exact or st[kcommon.S_TIMEOUT] or st[kcommon.S_FULL]:
