@@ -358,6 +358,8 @@ def _pairs_binary(scr, prm, st, na, nw, cnt):
 # kernels, where every kernel they call (past_deadline) is a Python function too.
 #: The kernels the interpreter runs in these forms, by name.
 INTERPRETED_FORMS = {"_compact": "_compact_numpy", "_pairs_binary": "_pairs_binary_numpy"}
+#: Words of rows per block of the pair form's matrix products (16,384 rows).
+_BLOCK_WORDS = 256
 
 
 def _unpacked(words, m):
@@ -403,10 +405,12 @@ def _pairs_binary_numpy(scr, prm, st, na, nw, cnt):
         return
     act = scr.active[:na]
     diag = scr.feat_counts
-    cols = _unpacked(scr.feat_bits[act, :nw], nw * 64).astype(np.float64)  # (na, 64 nw)
-    ones = _unpacked(scr.feat_class_bits[0, act, :nw], nw * 64).astype(np.float64)
-    t = cols @ cols.T  # rows with both features
-    q = ones @ cols.T  # ... of class 1 (symmetric, as t)
+    t, q = np.zeros((na, na)), np.zeros((na, na))  # rows with both features, ... of class 1 (both symmetric)
+    for w in range(0, nw, _BLOCK_WORDS):  # blocks of rows bound the memory of the 0/1 matrices
+        block = slice(w, min(w + _BLOCK_WORDS, nw))
+        cols = _unpacked(scr.feat_bits[act, block], 64 * _BLOCK_WORDS).astype(np.float64)
+        t += cols @ cols.T
+        q += _unpacked(scr.feat_class_bits[0, act, block], 64 * _BLOCK_WORDS).astype(np.float64) @ cols.T
     n_i, p_i = diag[act, 2][:, None], diag[act, 1][:, None]
     n_j, p_j = n_i.T, p_i.T
 
