@@ -101,7 +101,7 @@ def grow_greedy(y: np.ndarray, w: np.ndarray, n_classes: int, depth: int, min_le
     lookahead : bool
         Grow the second tree (with ``terminal``, at depth >= 3).
     candidates : callable, optional
-        ``candidates(rows, Y, counts)`` -> the splits ``(split, right)`` the second pass tries at remaining
+        ``candidates(rows, Y, counts)`` -> the splits ``(split, right)`` the last pass tries at remaining
         depth 3 (with ``terminal``, at depth >= 5), each leaving ``min_leaf`` rows on both sides; without it
         there is no last pass.
     """
