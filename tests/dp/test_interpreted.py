@@ -18,7 +18,7 @@ from sklearn.datasets import load_breast_cancer
 
 from odtmip.data import Dataset
 from odtmip.dp import contree, pareto, solver
-from odtmip.dp._kernels import _common
+from odtmip.dp._kernels import _common, _pareto
 from odtmip.dp._kernels import _interpreted as interp
 from odtmip.dp.contree import ContreeOptions, ContreeSolver
 from odtmip.dp.pareto import ParetoOptions, ParetoSolver, solve_pareto
@@ -437,6 +437,7 @@ def test_the_front_interprets_until_its_kernels_are_ready_then_compiles_within_t
     (["monk2", "--depth", "4"], "dp", 142),  # the MurTree search
     (["tic-tac-toe", "--depth", "4"], "dp", 137),  # ... with the numpy forms of the depth-two solver
     (["tic-tac-toe", "--metric", "f1"], "dp", pytest.approx(0.155028, abs=1e-6)),  # the front, depth 3
+    (["tic-tac-toe", "--metric", "f1", "--depth", "4"], "dp", pytest.approx(0.106129, abs=1e-6)),  # numpy forms
 ])
 def test_a_first_fit_of_a_small_dataset_compiles_nothing(tmp_path, args, solver, objective):
     # A new environment: numba's disk cache is empty. The CLI's fit runs the kernels interpreted, so it compiles
@@ -506,3 +507,107 @@ def test_the_interpreters_numpy_forms_of_the_depth_two_solver_give_the_compiled_
     assert (prm.tol > 0) == (penalty == 0.5) and np.array_equal(sa, sb)
     for field in a._fields:
         assert np.array_equal(getattr(a, field), getattr(b, field)), field
+
+
+@settings(max_examples=120, **SETTINGS)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 300), st.integers(1, 12), st.integers(1, 2), st.integers(1, 3),
+       st.integers(0, 40), st.sampled_from([None, 1, 30]))
+def test_the_interpreters_numpy_form_of_the_depth_two_front_solver_gives_the_loops_front(seed, n, p, depth, nodes,
+                                                                                        stop, block):
+    # With unit weights depth_two_front runs as numpy operations when interpreted: on rows of several words and any
+    # subset of them, its front, completeness, statistics and work arrays equal the compiled kernel's; with a
+    # deadline already past and the clock read once about 4 p stop word operations are counted, the interpreted
+    # loops and the form stop at the same root with the same front; also when the form takes the roots a few at a
+    # time (``block`` candidate points: one root, or a few) and counts the rows 7 at a time
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, size=(n, p)) * (rng.random(p) < 0.9)  # some columns constant
+    y = (X[:, 0] ^ (rng.random(n) < 0.3)).astype(int)
+    y[:2] = [0, 1]
+    s = ParetoSolver(Dataset(X, y))
+    rows = np.flatnonzero(rng.random(n) < rng.uniform(0.2, 1.0))
+    D = np.zeros(s._dp._data.feature_bits.shape[1], dtype=np.uint64)
+    for r in rows:
+        D[r >> 6] |= np.uint64(1) << np.uint64(r & 63)
+    spaces, clock_work = interp.kernels()["_pareto"], interp.kernels()["_common"].CLOCK_WORK
+    assert spaces.depth_two_front is spaces._depth_two_front_numpy
+    features = s._counts[0].shape[0]  # the solver's binary columns (constant ones left out)
+    space = spaces.depth_two_front.__globals__
+    default = space["_BLOCK_POINTS"], space["_BLOCK_ROWS"]
+    if block is not None:
+        space["_BLOCK_POINTS"], space["_BLOCK_ROWS"] = block, 7
+    try:
+        out = forms_and_loops(s, D, depth, nodes, clock_work - 4 * features * stop)
+    finally:
+        space["_BLOCK_POINTS"], space["_BLOCK_ROWS"] = default
+    for (F, complete, stats, counts), (G, done, stats2, counts2) in (out[:2], out[2:]):
+        assert complete == done and np.array_equal(stats, stats2)
+        assert F.shape == G.shape and np.array_equal(F, G)
+        assert all(np.array_equal(a, b) for a, b in zip(counts, counts2, strict=True))
+    assert out[0][1] and (stop > 0 or features == 0 or not out[2][1])  # stop = 0: at the first root
+
+
+def forms_and_loops(s, D, depth, nodes, work):
+    """(front, complete, statistics, work arrays) of depth_two_front on the rows ``D`` of the ParetoSolver ``s``:
+    compiled and in its numpy form, then the interpreted loops and the form with a deadline already past and
+    ``work`` word operations counted."""
+    data, out, spaces = s._dp._data, [], interp.kernels()["_pareto"]
+    for solve, deadline in ((_pareto.depth_two_front, np.inf), (spaces.depth_two_front, np.inf),
+                            (spaces.LOOPS["depth_two_front"], 0.0), (spaces.depth_two_front, 0.0)):
+        stats = np.zeros(_pareto.N_PARETO_STATS, dtype=np.int64)
+        stats[_common.S_WORK] = 0 if deadline == np.inf else work
+        counts = [np.zeros_like(a) for a in s._counts]
+        F, complete = solve(D, s._pos_bits, data.weights, True, data.row_start, data.row_features, depth, nodes,
+                            0.0, deadline, stats, *counts)
+        out.append((F, complete, stats, counts))
+    return out
+
+
+@settings(max_examples=200, **SETTINGS)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 12), st.integers(0, 12), st.sampled_from([0.0, 1e-9, 0.5]),
+       st.booleans())
+def test_the_interpreters_numpy_forms_of_the_ceiling_algebra_give_the_compiled_arrays(seed, k, m, tol, integral):
+    # subtract and allowed as numpy operations: ceilings with infinite coordinates, points on their corners and just
+    # beyond them within the tolerance
+    rng = np.random.default_rng(seed)
+
+    def draw(size):
+        return rng.integers(0, 8, size=size).astype(float) if integral else rng.random(size) * 8
+
+    U = draw((k, 2))
+    U[rng.random((k, 2)) < 0.15] = np.inf
+    U = _pareto.maximal(U, tol) if k else U
+    corners = U[np.isfinite(U).all(axis=1)]
+    S = np.concatenate((draw((m, 2)), corners + rng.random(corners.shape) * tol))  # some beyond a u within tol
+    S = _pareto.minimal(S, tol) if S.shape[0] else S
+    P = np.concatenate((draw((m, 2)), corners))
+    spaces = interp.kernels()["_pareto"]
+    assert (spaces.subtract, spaces.allowed) == (spaces._subtract_numpy, spaces._allowed_numpy)
+    assert (spaces.maximal, spaces.infeasible_merge) == (spaces._maximal_numpy, spaces._infeasible_merge_numpy)
+    assert np.array_equal(spaces.subtract(U, S, tol), _pareto.subtract(U, S, tol))
+    assert np.array_equal(spaces.allowed(P, U, tol), _pareto.allowed(P, U, tol))
+    assert np.array_equal(spaces.maximal(P, tol), _pareto.maximal(P, tol))
+    assert np.array_equal(spaces.minimal(P, tol), _pareto.minimal(P, tol))
+    for L1, L2 in ((S, P), (P[:1], S), (S, S[:0])):
+        assert spaces.infeasible_merge(L1, L2, U, tol) == _pareto.infeasible_merge(L1, L2, U, tol)
+
+
+@settings(max_examples=100, **SETTINGS)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 6))
+def test_the_interpreters_forms_of_hashes_and_class_weights_give_the_loops_values(seed, words):
+    # the cache's hash in Python's integers and the class weights by counting bits: the interpreted loops' values
+    rng = np.random.default_rng(seed)
+    a, b, pos = (rng.integers(0, 2**63, size=words, dtype=np.uint64) * np.uint64(2) + rng.integers(0, 2, size=words,
+                                                                                                 dtype=np.uint64)
+                 for _ in range(3))
+    common, spaces = interp.kernels()["_common"], interp.kernels()["_pareto"]
+    # the kernels' names in the interpreter's namespaces (INTERNAL kernels are named only in kernels) are the forms,
+    # also where another module imports the kernel
+    assert vars(common)["hash_key"] is vars(interp.kernels()["_cache"])["hash_key"] is common._hash_key_ints
+    assert vars(spaces)["class_weights"] is spaces._class_weights_numpy
+    assert vars(spaces)["removed_weights"] is spaces._removed_weights_numpy
+    with np.errstate(over="ignore"):  # the loops' uint64 products wrap, as the solvers let them
+        assert common._hash_key_ints(a) == common.LOOPS["hash_key"](a) and type(common._hash_key_ints(a)) is np.uint64
+    weights = np.ones(64 * words)
+    assert spaces._class_weights_numpy(a, pos, weights, True) == spaces.LOOPS["class_weights"](a, pos, weights, True)
+    assert (spaces._removed_weights_numpy(a, b, pos, weights, True)
+            == spaces.LOOPS["removed_weights"](a, b, pos, weights, True))

@@ -184,7 +184,9 @@ def test_internal_kernels_are_never_called_from_python():
              for node in ast.walk(ast.parse(path.read_text()))
              if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "INTERPRETED_FORMS" for t in node.targets)
              for value in node.value.values}
-    assert forms == {"_compact_numpy", "_pairs_binary_numpy"}
+    assert forms == {"_compact_numpy", "_pairs_binary_numpy", "_hash_key_ints", "_depth_two_front_numpy",
+                     "_subtract_numpy", "_allowed_numpy", "_infeasible_merge_numpy", "_maximal_numpy",
+                     "_class_weights_numpy", "_removed_weights_numpy"}
     called = set()
 
     def visit(node, in_kernel):

@@ -427,3 +427,31 @@ def hash_key(key):
         h *= np.uint64(0xBF58476D1CE4E5B9)
         h ^= h >> np.uint64(31)
     return h
+
+
+# ---- the interpreter's forms (:func:`odtmip.dp._kernels._interpreted.kernels`; never compiled) ---------------
+#: The kernels the interpreter runs in another form, by name: the cache's hash in Python's integers (a uint64 numpy
+#: scalar operation costs as much as a hundred of them), the same 64-bit value.
+INTERPRETED_FORMS = {"hash_key": "_hash_key_ints"}
+_WORD = (1 << 64) - 1
+
+
+def _hash_key_ints(key):
+    """:func:`hash_key` in Python's integers, wrapped to 64 bits as the uint64 operations wrap."""
+    h = 0x9E3779B97F4A7C15
+    for word in key.tolist():
+        h = ((h ^ word) * 0xBF58476D1CE4E5B9) & _WORD
+        h ^= h >> 31
+    return np.uint64(h)
+
+
+def count_bits(words):
+    """The number of bits set in the uint64 bitsets ``words`` (a Python int), for the numpy forms of kernels."""
+    return int(np.unpackbits(np.ascontiguousarray(words, dtype=np.uint64).view(np.uint8)).sum())
+
+
+def unpacked_bits(words, m):
+    """The first ``m`` bits of each row of the uint64 bitsets ``words`` (..., W) as a uint8 0/1 array (..., m), for
+    the numpy forms of kernels."""
+    octets = np.ascontiguousarray(words, dtype="<u8").view(np.uint8)  # little-endian: bit k in octet k // 8
+    return np.unpackbits(octets, axis=-1, bitorder="little")[..., :m]

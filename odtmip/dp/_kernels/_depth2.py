@@ -53,6 +53,7 @@ from odtmip.dp._kernels._common import (
     past_deadline,
     popcount,
     trailing_zeros,
+    unpacked_bits,
 )
 
 
@@ -362,12 +363,6 @@ INTERPRETED_FORMS = {"_compact": "_compact_numpy", "_pairs_binary": "_pairs_bina
 _BLOCK_WORDS = 256
 
 
-def _unpacked(words, m):
-    """The first ``m`` bits of each row of the uint64 bitsets ``words`` (..., W) as a uint8 0/1 array (..., m)."""
-    octets = np.ascontiguousarray(words, dtype="<u8").view(np.uint8)  # little-endian: bit k in octet k // 8
-    return np.unpackbits(octets, axis=-1, bitorder="little")[..., :m]
-
-
 def _packed(bits, nw):
     """The 0/1 array ``bits`` (..., m) as uint64 bitsets (..., nw), bit k in word k // 64 at position k % 64."""
     wide = np.zeros(bits.shape[:-1] + (nw * 64,), dtype=np.uint8)
@@ -377,7 +372,7 @@ def _packed(bits, nw):
 
 def _compact_numpy(data, scr, D, K):
     """:func:`_compact` with numpy: the same bitsets, counts and number of words."""
-    rows = np.flatnonzero(_unpacked(D, data.labels.shape[0]))
+    rows = np.flatnonzero(unpacked_bits(D, data.labels.shape[0]))
     m = rows.shape[0]
     scr.rows[:m] = rows
     nw = (m + 63) // 64
@@ -408,9 +403,9 @@ def _pairs_binary_numpy(scr, prm, st, na, nw, cnt):
     t, q = np.zeros((na, na)), np.zeros((na, na))  # rows with both features, ... of class 1 (both symmetric)
     for w in range(0, nw, _BLOCK_WORDS):  # blocks of rows bound the memory of the 0/1 matrices
         block = slice(w, min(w + _BLOCK_WORDS, nw))
-        cols = _unpacked(scr.feat_bits[act, block], 64 * _BLOCK_WORDS).astype(np.float64)
+        cols = unpacked_bits(scr.feat_bits[act, block], 64 * _BLOCK_WORDS).astype(np.float64)
         t += cols @ cols.T
-        q += _unpacked(scr.feat_class_bits[0, act, block], 64 * _BLOCK_WORDS).astype(np.float64) @ cols.T
+        q += unpacked_bits(scr.feat_class_bits[0, act, block], 64 * _BLOCK_WORDS).astype(np.float64) @ cols.T
     n_i, p_i = diag[act, 2][:, None], diag[act, 1][:, None]
     n_j, p_j = n_i.T, p_i.T
 

@@ -7,9 +7,14 @@ returns, for each kernel module, a namespace of these functions (and of the modu
 dispatchers, so that no call reaches a dispatcher, which would compile. The two intrinsics are Python functions
 with compiled overloads (:func:`~odtmip.dp._kernels._common.popcount`,
 :func:`~odtmip.dp._kernels._common.trailing_zeros`). A kernel module may name, in ``INTERPRETED_FORMS``, kernels
-the interpreter runs in another form: numpy vector operations in place of loops over words and pairs, computing the
-same arrays (the depth-two solver's two phases, :mod:`~odtmip.dp._kernels._depth2`). They made the interpreted
-search of tic-tac-toe at depth 4 six times faster (4.2 s -> 0.7 s; its first ``odtmip fit`` 5.9 s -> 2.5 s).
+the interpreter runs in another form: numpy vector operations in place of loops over words, pairs and points,
+computing the same values (the depth-two solver's two phases, :mod:`~odtmip.dp._kernels._depth2`; the depth-two
+front solver and the ceiling algebra, :mod:`~odtmip.dp._kernels._pareto`), or Python's integers in place of numpy's
+uint64 scalars (the cache's hash, :mod:`~odtmip.dp._kernels._common`). A form reaches the interpreted loops it
+replaces as ``LOOPS[name]``, for the cases it leaves to them (real weights, a few points). The forms made the
+interpreted search of tic-tac-toe at depth 4 six times faster (4.2 s -> 0.7 s; its first ``odtmip fit`` 5.9 s ->
+2.5 s) and its front search at depth 4 four to ten times (F1 24.4 s -> 2.3 s, Matthews correlation 147 s -> 34 s;
+the first ``odtmip fit --metric f1 --depth 4`` 24.7 s -> 4.2 s).
 
 Both ways compute alike: numba's int64, uint64 and float64 arithmetic is numpy's scalar arithmetic (IEEE doubles
 without fast-math; integers wrap), so the interpreter visits the same nodes in the same order, which the tests
@@ -71,8 +76,16 @@ def kernels() -> dict[str, types.SimpleNamespace]:
             space[key] = twin(value)
     # read the clock at every node and every few thousand word operations: interpreted, 256 nodes can take seconds
     spaces["odtmip.dp._kernels._common"].update(CLOCK_EVERY=1, CLOCK_WORK=1 << 12, clock=_clock)
+    # the forms replace their kernels' interpreted loops in every namespace (also where another module imports
+    # them); a module's LOOPS keeps its loops for the cases a form leaves to them
+    forms = {}  # {id(interpreted loops): their form}
     for space in spaces.values():
-        space.update({kernel: space[form] for kernel, form in space.get("INTERPRETED_FORMS", {}).items()})
+        named = space.get("INTERPRETED_FORMS", {})
+        if named:
+            space["LOOPS"] = {kernel: space[kernel] for kernel in named}
+            forms.update({id(space[kernel]): space[form] for kernel, form in named.items()})
+    for space in spaces.values():
+        space.update({key: forms[id(value)] for key, value in space.items() if id(value) in forms})
     return {name: types.SimpleNamespace(**spaces[mod.__name__]) for name, mod in modules.items()}
 
 

@@ -37,9 +37,11 @@ from odtmip.dp._kernels._common import (
     S_FULL,
     Data,
     check_clock,
+    count_bits,
     past_deadline,
     popcount,
     trailing_zeros,
+    unpacked_bits,
     word_weight,
 )
 from odtmip.dp._kernels._search import Archive, archive_subproblem
@@ -637,6 +639,249 @@ def depth_two_front(bits, pos_bits, weights, unit, row_start, row_features, dept
             best, k = _add_roots(best, k, B, key, L, kl, leaf_r, klr, f, tol)
             best, k = _add_roots(best, k, B, key, leaf_l, kll, R, kr, f, tol)
     return best[:_sweep(best, k, B, key, N)], True
+
+
+# ---- the interpreter's forms of the depth-two front solver and the ceiling algebra -----------------------------
+# Interpreted, each step of the loops over rows, feature pairs, candidates, merged pairs and ceiling points is a
+# Python step: profiled, the interpreted front search of tic-tac-toe at depth 4 (F1) spent 25 of its 30 seconds in
+# depth_two_front and 4 in subtract. With unit weights (the fp buckets) the form of depth_two_front builds the same
+# front with numpy, a block of roots at a time: the counts by two matrix products, the children's candidates as
+# arrays, and the first least key of every bucket by sorting (the loop keeps the first of equal keys offered).
+# Counts are integers, exact in float64, and every key is the same float operation, so the search visits the same
+# subproblems (the tests compare the forms point for point). Real weights insert point by point under a
+# tolerance: that form leaves them to the loops. The forms of the ceiling algebra take every pair of points at
+# once, and unit class weights are counts of bits. Never compiled: the forms run only among the interpreted kernels
+# (:func:`odtmip.dp._kernels._interpreted.kernels`).
+#: The kernels the interpreter runs in another form, by name.
+INTERPRETED_FORMS = {"depth_two_front": "_depth_two_front_numpy", "subtract": "_subtract_numpy",
+                     "allowed": "_allowed_numpy", "infeasible_merge": "_infeasible_merge_numpy",
+                     "maximal": "_maximal_numpy", "class_weights": "_class_weights_numpy",
+                     "removed_weights": "_removed_weights_numpy"}
+#: The interpreted loops of these kernels, for the cases their forms leave to them: set in the interpreter's namespace
+#: of this module (:func:`odtmip.dp._kernels._interpreted.kernels`).
+LOOPS: dict = {}
+#: Candidate points of the children of a block of roots in the depth-two form (bounds the memory of its arrays).
+_BLOCK_POINTS = 1 << 18
+#: Rows per block of the depth-two form's counts (bounds the memory of its 0/1 matrices).
+_BLOCK_ROWS = 1 << 14
+#: Points (or pairs of points) up to which the forms of the ceiling algebra leave them to the loops, which finish
+#: such calls before numpy has set up its arrays.
+_FEW_POINTS = 8
+
+
+def _depth_two_front_numpy(bits, pos_bits, weights, unit, row_start, row_features, depth, nodes, tol, deadline, st,
+                           fpos, fneg, pos2, neg2):
+    """:func:`depth_two_front` with numpy: the same front, the same clock (read root by root with the loop's
+    counts of work)."""
+    if not unit:
+        return LOOPS["depth_two_front"](bits, pos_bits, weights, unit, row_start, row_features, depth, nodes, tol,
+                                        deadline, st, fpos, fneg, pos2, neg2)
+    P, N = class_weights(bits, pos_bits, weights, unit)
+    leaf = leaf_front(P, N, tol)
+    if depth == 0 or nodes == 0:
+        return leaf, True
+    _count_pairs_numpy(bits, pos_bits, row_start, row_features, fpos, fneg, pos2, neg2)
+    p = fpos.shape[0]
+    B, key = np.empty((np.int64(N) + 1, NCOL)), np.full(np.int64(N) + 1, INF)  # the root's buckets
+    _keep_first_least(B, key, leaf)  # a leaf's row is the bucket row _keep makes of it
+    splits = depth > 1 and nodes > 1
+    block = max(1, _BLOCK_POINTS // (2 * p + 2))
+    work = 0
+    for start in range(0, p, block):
+        roots = np.arange(start, min(start + block, p))
+        roots = roots[(fpos[roots] + fneg[roots] > 0.0) & (P - fpos[roots] + N - fneg[roots] > 0.0)]
+        L, kl, R, kr = _child_fronts(P, N, fpos, fneg, pos2, neg2, roots, splits)
+        done, stopped = 0, False  # roots of the block searched before the deadline
+        for f in range(start, min(start + block, p)):
+            if past_deadline(st, deadline, work):
+                stopped = True
+                break
+            usable = done < roots.shape[0] and roots[done] == f
+            work = 4 * p + kl[done] * kr[done] if usable else 0
+            done += usable
+        if nodes >= 3 or not splits:
+            merged = _merged(L, kl, R, kr, roots, done)
+        else:  # two nodes: one child splits, the other is a leaf; per root the loop merges (L, leaf) then (leaf, R)
+            leaf_l, one_l, leaf_r, one_r = _child_fronts(P, N, fpos, fneg, pos2, neg2, roots, False)
+            merged = np.concatenate((_merged(L, kl, leaf_r, one_r, roots, done),
+                                     _merged(leaf_l, one_l, R, kr, roots, done)))
+            merged = merged[np.lexsort((np.arange(merged.shape[0]), merged[:, P_FEATURE]))]
+        _keep_first_least(B, key, merged)
+        if stopped:
+            return _swept(B, key), False
+    return _swept(B, key), True
+
+
+def _count_pairs_numpy(bits, pos_bits, row_start, row_features, fpos, fneg, pos2, neg2):
+    """:func:`_count_pairs` with unit weights: the rows of ``bits`` as 0/1 matrices (rows x features, a block of
+    rows at a time) from the lists of their features, and their positive and negative rows' column sums and
+    products."""
+    n = row_start.shape[0] - 1
+    rows = np.flatnonzero(unpacked_bits(bits, n))
+    positive = unpacked_bits(pos_bits, n)[rows].astype(np.bool_)
+    for x in (fpos, fneg, pos2, neg2):
+        x[...] = 0.0
+    for start in range(0, rows.shape[0], _BLOCK_ROWS):
+        block = rows[start:start + _BLOCK_ROWS]
+        lengths = row_start[block + 1] - row_start[block]
+        first = np.repeat(row_start[block] - (np.cumsum(lengths) - lengths), lengths)  # + position in the list
+        present = np.zeros((block.shape[0], fpos.shape[0]))
+        present[np.repeat(np.arange(block.shape[0]), lengths), row_features[first + np.arange(lengths.sum())]] = 1.0
+        sign = positive[start:start + _BLOCK_ROWS]
+        for fx, x2, side in ((fpos, pos2, present[sign]), (fneg, neg2, present[~sign])):
+            fx += side.sum(axis=0)
+            x2 += side.T @ side
+    np.fill_diagonal(pos2, 0.0)  # the loop counts pairs f != g only
+    np.fill_diagonal(neg2, 0.0)
+
+
+def _child_fronts(P, N, fpos, fneg, pos2, neg2, roots, splits):
+    """:func:`_child_front` with its code buckets, for both children of each root of ``roots`` of rows with P
+    positives and N negatives: the left fronts one after another and their lengths, then the right ones. The
+    candidates are numbered as in the loop; per child, the least code of each fp bucket is kept, then the points
+    whose fn falls below every smaller fp's."""
+    r, m = roots.shape[0], 2 * fpos.shape[0] + 2 if splits else 2
+    if r == 0:
+        return np.empty((0, NCOL)), np.zeros(0, dtype=np.int64), np.empty((0, NCOL)), np.zeros(0, dtype=np.int64)
+    p_side = np.concatenate((P - fpos[roots], fpos[roots]))  # children 0..r-1 left (without f), r..2r-1 right
+    n_side = np.concatenate((N - fneg[roots], fneg[roots]))
+    fp, fn, nodes = np.empty((2 * r, m)), np.empty((2 * r, m)), np.ones(m, dtype=np.int64)
+    fp[:, 0], fn[:, 0], fp[:, 1], fn[:, 1], nodes[:2] = n_side, 0.0, 0.0, p_side, 0
+    usable = np.ones((2 * r, m), dtype=np.bool_)
+    if splits:
+        pg = np.concatenate((fpos - pos2[roots], pos2[roots]))  # (2r, p): the cells (f or not f, g)
+        ng = np.concatenate((fneg - neg2[roots], neg2[roots]))
+        p0, n0 = p_side[:, None] - pg, n_side[:, None] - ng
+        fp[:, 2::2], fn[:, 2::2], fp[:, 3::2], fn[:, 3::2] = n0, pg, ng, p0
+        empty = (pg + ng <= 0.0) | (p0 + n0 <= 0.0)
+        empty[np.arange(2 * r), np.concatenate((roots, roots))] = True
+        usable[:, 2::2] = usable[:, 3::2] = ~empty
+    owner, index = np.nonzero(usable)  # by child, then candidate
+    bucket = fp[owner, index].astype(np.int64)
+    code = (fn[owner, index].astype(np.int64) * 4 + nodes[index]) * m + index
+    order = np.lexsort((code, bucket, owner))
+    owner, bucket, code = owner[order], bucket[order], code[order]
+    least = _after_true((bucket[1:] != bucket[:-1]) | (owner[1:] != owner[:-1]))
+    owner, bucket, code = owner[least], bucket[least], code[least]
+    fn = code // (4 * m)
+    # a running minimum of fn per child: every child's fn raised above all of the next children's
+    raised = fn + (2 * r - owner) * (fn.max() + 1)
+    front = _after_true(raised[1:] < np.minimum.accumulate(raised)[:-1])
+    bucket, fn, code, owner = bucket[front], fn[front], code[front], owner[front]
+    index = code % m
+    C = np.empty((bucket.shape[0], NCOL))
+    C[:, P_FP], C[:, P_FN], C[:, P_NODES] = bucket, fn, (code // m) % 4
+    C[:, P_KIND], C[:, P_FEATURE], C[:, P_B] = KIND_TERMINAL, -1.0, -1.0
+    C[:, P_A] = np.where(index < 2, -1.0, (index - 2) // 2)  # _child_columns
+    C[:, P_C] = np.where(index < 2, 1 - index, 1 + (index - 2) % 2)
+    k = np.bincount(owner, minlength=2 * r)
+    left = k[:r].sum()
+    return C[:left], k[:r], C[left:], k[r:]
+
+
+def _merged(L, kl, R, kr, roots, done):
+    """The rows :func:`_add_roots` offers for the first ``done`` roots of ``roots``, whose children's fronts are
+    ``L`` and ``R`` (lengths ``kl``, ``kr``): per root, every row i of its L with every row j of its R, i then j."""
+    kl, kr = kl[:done], kr[:done]
+    sizes = kl * kr
+    root = np.repeat(np.arange(done), sizes)
+    t = np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    i = np.repeat(np.cumsum(kl) - kl, sizes) + t // kr[root]
+    j = np.repeat(np.cumsum(kr) - kr, sizes) + t % kr[root]
+    M = np.empty((t.shape[0], NCOL))
+    M[:, P_FP], M[:, P_FN] = L[i, P_FP] + R[j, P_FP], L[i, P_FN] + R[j, P_FN]
+    M[:, P_NODES], M[:, P_KIND], M[:, P_FEATURE] = L[i, P_NODES] + R[j, P_NODES] + 1, KIND_TERMINAL, roots[root]
+    M[:, P_A], M[:, P_B], M[:, P_C] = L[i, P_A], R[j, P_A], L[i, P_C] + 4 * R[j, P_C]
+    return M
+
+
+def _keep_first_least(B, key, rows):
+    """Offer the points ``rows`` (in the loop's order) to the root's fp buckets (:func:`_keep`): per bucket the
+    first least key 4 fn + nodes, which takes the bucket where it is strictly less than the bucket's key."""
+    if rows.shape[0] == 0:
+        return
+    value = rows[:, P_FN] * 4.0 + rows[:, P_NODES]
+    bucket = rows[:, P_FP].astype(np.int64)
+    order = np.lexsort((np.arange(value.shape[0]), value, bucket))
+    ordered = bucket[order]
+    least = order[_after_true(ordered[1:] != ordered[:-1])]
+    least = least[value[least] < key[bucket[least]]]
+    key[bucket[least]] = value[least]
+    B[bucket[least]] = rows[least]
+
+
+def _swept(B, key):
+    """:func:`_sweep` of all the root's buckets: their points whose fn falls below every smaller fp's."""
+    rows = np.flatnonzero(key < INF)
+    fn = B[rows, P_FN]
+    return B[rows[_after_true(fn[1:] < np.minimum.accumulate(fn)[:-1])]]
+
+
+def _maximal_numpy(U, tol):
+    """:func:`maximal` with numpy: the exact maximal points (:func:`_exact_maximal`), thinned alike."""
+    if U.shape[0] <= _FEW_POINTS:
+        return LOOPS["maximal"](U, tol)
+    M = _exact_maximal(U[:, 0], U[:, 1])
+    return _thin(M, M.shape[0], tol)
+
+
+def _subtract_numpy(U, S, tol):
+    """:func:`subtract` with numpy: every u - s with s <= u at once, their exact maximal points (the loop's stack
+    keeps the same), thinned alike."""
+    if U.shape[0] * S.shape[0] <= _FEW_POINTS:
+        return LOOPS["subtract"](U, S, tol)
+    s, u = np.nonzero((S[:, None, 0] <= U[None, :, 0] + tol) & (S[:, None, 1] <= U[None, :, 1] + tol))
+    M = _exact_maximal(np.maximum(U[u, 0] - S[s, 0], 0.0), np.maximum(U[u, 1] - S[s, 1], 0.0))
+    return _thin(M, M.shape[0], tol)
+
+
+def _exact_maximal(x, y):
+    """The maximal points of the points (x, y), x ascending: by x descending (then y descending), those whose y
+    exceeds every y before them. :func:`_push_maximal`'s stack keeps the same points, in whatever order it gets
+    them."""
+    if x.shape[0] == 0:
+        return np.empty((0, 2))
+    order = np.lexsort((-y, -x))
+    x, y = x[order], y[order]
+    top = _after_true(y[1:] > np.maximum.accumulate(y)[:-1])
+    return np.column_stack((x[top], y[top]))[::-1]
+
+
+def _after_true(mask):
+    """The boolean array ``mask`` after one True (numpy's ``r_`` costs more than what the forms do with it)."""
+    out = np.empty(mask.shape[0] + 1, dtype=np.bool_)
+    out[0], out[1:] = True, mask
+    return out
+
+
+def _allowed_numpy(P, U, tol):
+    """:func:`allowed` with numpy."""
+    if P.shape[0] * U.shape[0] <= _FEW_POINTS:
+        return LOOPS["allowed"](P, U, tol)
+    return ((P[:, None, 0] <= U[None, :, 0] + tol) & (P[:, None, 1] <= U[None, :, 1] + tol)).any(axis=1)
+
+
+def _infeasible_merge_numpy(L1, L2, U, tol):
+    """:func:`infeasible_merge` with numpy: every sum at once, and for each the loop's binary search over U's fp."""
+    x = (L1[:, None, 0] + L2[None, :, 0]).ravel()
+    y = (L1[:, None, 1] + L2[None, :, 1]).ravel()
+    lo = np.searchsorted(U[:, 0] + tol, x, side="left")  # the first u with x <= u.fp + tol
+    inside = lo < U.shape[0]
+    return not np.any(y[inside] <= U[lo[inside], 1] + tol)
+
+
+def _class_weights_numpy(bits, pos_bits, weights, unit):
+    """:func:`class_weights` with unit weights by counting bits (real weights: the loops, which sum in their order)."""
+    if not unit:
+        return LOOPS["class_weights"](bits, pos_bits, weights, unit)
+    return np.float64(count_bits(bits & pos_bits)), np.float64(count_bits(bits & ~pos_bits))
+
+
+def _removed_weights_numpy(old, new, pos_bits, weights, unit):
+    """:func:`removed_weights` with unit weights by counting bits (real weights: the loops)."""
+    if not unit:
+        return LOOPS["removed_weights"](old, new, pos_bits, weights, unit)
+    return _class_weights_numpy(old & ~new, pos_bits, weights, unit)
 
 
 # ============================================================================================ the search
