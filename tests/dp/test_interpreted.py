@@ -611,3 +611,36 @@ def test_the_interpreters_forms_of_hashes_and_class_weights_give_the_loops_value
     assert spaces._class_weights_numpy(a, pos, weights, True) == spaces.LOOPS["class_weights"](a, pos, weights, True)
     assert (spaces._removed_weights_numpy(a, b, pos, weights, True)
             == spaces.LOOPS["removed_weights"](a, b, pos, weights, True))
+
+
+def test_row_lists_count_more_than_255_columns_of_a_row_when_interpreted():
+    # interpreted, a Python int plus a uint8 stays uint8 (NumPy 2): a row with 300 columns counted 44
+    X = np.zeros((3, 620), dtype=np.uint8)
+    X[0, :300], X[2, ::2] = 1, 1
+    start, features = interp.kernels()["_common"].row_lists(X)
+    assert start.tolist() == [0, 300, 300, 610] and features.tolist() == list(range(300)) + list(range(0, 620, 2))
+    assert all(np.array_equal(a, b) for a, b in zip(_common.row_lists(X), (start, features), strict=True))
+
+
+def test_the_interpreted_front_keeps_the_compiled_trees_of_equal_points_and_an_empty_ceiling():
+    # equal (fp, fn, nodes) points: both sort stably, so both keep the same tree (numba's quicksort and numpy's
+    # ordered ties differently); a child whose ceiling is empty (no lookahead, a sensitivity floor) stores nothing
+    # from it (interpreted this raised IndexError, compiled it read past the array)
+    ties = Dataset(np.array([[1, 0, 1, 0, 0], [0, 1, 1, 1, 1], [0, 1, 0, 1, 1], [1, 0, 0, 1, 0], [0, 0, 1, 1, 1],
+                             [0, 0, 0, 0, 1], [0, 0, 1, 0, 0], [1, 1, 0, 1, 0], [0, 0, 1, 1, 1], [0, 1, 1, 1, 0],
+                             [1, 0, 1, 0, 0], [1, 1, 1, 1, 1], [1, 0, 0, 0, 1], [0, 0, 0, 1, 0], [0, 1, 1, 1, 0],
+                             [1, 0, 0, 0, 1], [1, 0, 0, 1, 0], [0, 1, 1, 1, 1], [1, 0, 0, 1, 1], [1, 1, 1, 1, 1],
+                             [0, 0, 1, 1, 1], [1, 1, 0, 1, 0], [0, 0, 1, 0, 1], [1, 0, 0, 1, 0], [0, 0, 1, 0, 0]]),
+                   [0, 1, 0, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 1, 1, 0, 0, 1, 1, 0])
+    a, b = (ParetoSolver(ties, options=ParetoOptions(engine=engine)).front(3) for engine in ("compiled", "interpreted"))
+    assert a.pairs == b.pairs and [p.tree.to_text() for p in a.points] == [p.tree.to_text() for p in b.points]
+    empty = Dataset(np.array([[1, 0, 0, 0, 1, 0], [0, 0, 1, 0, 0, 1], [0, 1, 0, 0, 0, 1], [0, 1, 1, 0, 1, 0],
+                              [0, 1, 0, 0, 0, 0], [1, 1, 1, 1, 0, 0], [0, 1, 0, 0, 1, 1], [1, 1, 0, 0, 0, 1],
+                              [1, 1, 1, 1, 0, 1], [0, 0, 0, 1, 1, 0], [1, 1, 1, 0, 0, 1], [0, 0, 0, 1, 0, 0],
+                              [0, 1, 0, 0, 1, 0], [1, 0, 0, 1, 1, 1], [1, 0, 0, 1, 1, 0], [0, 0, 0, 0, 0, 1],
+                              [1, 1, 0, 1, 1, 0], [0, 0, 0, 0, 1, 0], [1, 1, 1, 0, 1, 0], [1, 0, 0, 1, 0, 1],
+                              [0, 0, 1, 1, 1, 0]]),
+                    [0, 1, 0, 0, 0, 0, 0, 1, 1, 0, 1, 1, 0, 0, 1, 0, 1, 0, 1, 0, 0])
+    f, g = (solve_pareto(empty, 4, min_sensitivity=0.95, options=ParetoOptions(engine=engine, lookahead=False))
+            for engine in ("compiled", "interpreted"))
+    assert (f.status, f.objective, f.tree.to_text()) == (g.status, g.objective, g.tree.to_text())

@@ -196,7 +196,7 @@ def row_lists(X):
     n, p = X.shape
     start = np.zeros(n + 1, dtype=np.int64)
     for i in range(n):
-        c = 0
+        c = np.int64(0)  # not 0: interpreted, a Python int plus X's uint8 stays uint8 and wraps past 255
         for j in range(p):
             c += X[i, j]
         start[i + 1] = start[i] + c
@@ -446,7 +446,7 @@ def _hash_key_ints(key):
 
 
 def count_bits(words):
-    """The number of bits set in the uint64 bitsets ``words`` (a Python int), for the numpy forms of kernels."""
+    """The number of bits set in the uint64 bitsets ``words``, as a Python int, for the numpy forms of kernels."""
     return int(np.unpackbits(np.ascontiguousarray(words, dtype=np.uint64).view(np.uint8)).sum())
 
 

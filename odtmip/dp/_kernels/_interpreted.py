@@ -14,7 +14,7 @@ uint64 scalars (the cache's hash, :mod:`~odtmip.dp._kernels._common`). A form re
 replaces as ``LOOPS[name]``, for the cases it leaves to them (real weights, a few points). The forms made the
 interpreted search of tic-tac-toe at depth 4 six times faster (4.2 s -> 0.7 s; its first ``odtmip fit`` 5.9 s ->
 2.5 s) and its front search at depth 4 four to ten times (F1 24.4 s -> 2.3 s, Matthews correlation 147 s -> 34 s;
-the first ``odtmip fit --metric f1 --depth 4`` 24.7 s -> 4.2 s).
+the first ``odtmip fit --metric f1 --depth 4`` 24.7 s -> about 4 s).
 
 Both ways compute alike: numba's int64, uint64 and float64 arithmetic is numpy's scalar arithmetic (IEEE doubles
 without fast-math; integers wrap), so the interpreter visits the same nodes in the same order, which the tests

@@ -76,7 +76,7 @@ def nondominated(P, tol):
     k = P.shape[0]
     if k == 0:
         return P.copy()
-    o = np.argsort(P[:, P_FP])
+    o = np.argsort(P[:, P_FP], kind="mergesort")  # stable, so numba and numpy keep the same of equal points
     keep = np.empty(k, dtype=np.int64)
     m = 0
     i = 0
@@ -660,7 +660,8 @@ INTERPRETED_FORMS = {"depth_two_front": "_depth_two_front_numpy", "subtract": "_
 #: The interpreted loops of these kernels, for the cases their forms leave to them: set in the interpreter's namespace
 #: of this module (:func:`odtmip.dp._kernels._interpreted.kernels`).
 LOOPS: dict = {}
-#: Candidate points of the children of a block of roots in the depth-two form (bounds the memory of its arrays).
+#: Points per block of the depth-two form: the children's candidates of a block of roots, and the merged points
+#: offered at once (beyond it by one root's at most) bound the memory of its arrays.
 _BLOCK_POINTS = 1 << 18
 #: Rows per block of the depth-two form's counts (bounds the memory of its 0/1 matrices).
 _BLOCK_ROWS = 1 << 14
@@ -691,22 +692,27 @@ def _depth_two_front_numpy(bits, pos_bits, weights, unit, row_start, row_feature
         roots = np.arange(start, min(start + block, p))
         roots = roots[(fpos[roots] + fneg[roots] > 0.0) & (P - fpos[roots] + N - fneg[roots] > 0.0)]
         L, kl, R, kr = _child_fronts(P, N, fpos, fneg, pos2, neg2, roots, splits)
-        done, stopped = 0, False  # roots of the block searched before the deadline
+        if nodes >= 3 or not splits:
+            merges, pairs = ((L, kl, R, kr),), kl * kr
+        else:  # two nodes: one child splits, the other is a leaf; per root the loop merges (L, leaf) then (leaf, R)
+            leaf_l, one_l, leaf_r, one_r = _child_fronts(P, N, fpos, fneg, pos2, neg2, roots, False)
+            merges, pairs = ((L, kl, leaf_r, one_r), (leaf_l, one_l, R, kr)), kl * one_r + one_l * kr
+        # root by root as the loop reads the clock (a root it skips counts no work), the merged points of the roots
+        # done offered once they add up to a block
+        done, offered, pending, stopped = 0, 0, 0, False
         for f in range(start, min(start + block, p)):
             if past_deadline(st, deadline, work):
                 stopped = True
                 break
             usable = done < roots.shape[0] and roots[done] == f
             work = 4 * p + kl[done] * kr[done] if usable else 0
-            done += usable
-        if nodes >= 3 or not splits:
-            merged = _merged(L, kl, R, kr, roots, done)
-        else:  # two nodes: one child splits, the other is a leaf; per root the loop merges (L, leaf) then (leaf, R)
-            leaf_l, one_l, leaf_r, one_r = _child_fronts(P, N, fpos, fneg, pos2, neg2, roots, False)
-            merged = np.concatenate((_merged(L, kl, leaf_r, one_r, roots, done),
-                                     _merged(leaf_l, one_l, R, kr, roots, done)))
-            merged = merged[np.lexsort((np.arange(merged.shape[0]), merged[:, P_FEATURE]))]
-        _keep_first_least(B, key, merged)
+            if usable:
+                pending += pairs[done]
+                done += 1
+            if pending >= _BLOCK_POINTS:
+                _offer_merged(B, key, merges, roots, offered, done)
+                offered, pending = done, 0
+        _offer_merged(B, key, merges, roots, offered, done)
         if stopped:
             return _swept(B, key), False
     return _swept(B, key), True
@@ -761,12 +767,13 @@ def _child_fronts(P, N, fpos, fneg, pos2, neg2, roots, splits):
     code = (fn[owner, index].astype(np.int64) * 4 + nodes[index]) * m + index
     order = np.lexsort((code, bucket, owner))
     owner, bucket, code = owner[order], bucket[order], code[order]
-    least = _after_true((bucket[1:] != bucket[:-1]) | (owner[1:] != owner[:-1]))
+    least = _first_and((bucket[1:] != bucket[:-1]) | (owner[1:] != owner[:-1]))
     owner, bucket, code = owner[least], bucket[least], code[least]
     fn = code // (4 * m)
-    # a running minimum of fn per child: every child's fn raised above all of the next children's
+    # a running minimum of fn per child: each child's fn (>= 0) raised by a multiple of max + 1 above all of the next
+    # children's, so that no earlier child's minimum reaches into a later child
     raised = fn + (2 * r - owner) * (fn.max() + 1)
-    front = _after_true(raised[1:] < np.minimum.accumulate(raised)[:-1])
+    front = _first_and(raised[1:] < np.minimum.accumulate(raised)[:-1])
     bucket, fn, code, owner = bucket[front], fn[front], code[front], owner[front]
     index = code % m
     C = np.empty((bucket.shape[0], NCOL))
@@ -779,18 +786,29 @@ def _child_fronts(P, N, fpos, fneg, pos2, neg2, roots, splits):
     return C[:left], k[:r], C[left:], k[r:]
 
 
-def _merged(L, kl, R, kr, roots, done):
-    """The rows :func:`_add_roots` offers for the first ``done`` roots of ``roots``, whose children's fronts are
-    ``L`` and ``R`` (lengths ``kl``, ``kr``): per root, every row i of its L with every row j of its R, i then j."""
-    kl, kr = kl[:done], kr[:done]
+def _offer_merged(B, key, merges, roots, lo, hi):
+    """Offer to the root's buckets (:func:`_keep_first_least`) the points :func:`_add_roots` offers for the roots
+    ``lo``..``hi`` - 1 of ``roots``: per root, the points of each of ``merges`` (L, kl, R, kr) in turn."""
+    if hi == lo:
+        return
+    merged = np.concatenate([_merged(L, kl, R, kr, roots, lo, hi) for L, kl, R, kr in merges])
+    if len(merges) > 1:  # per root, in the order of merges
+        merged = merged[np.lexsort((np.arange(merged.shape[0]), merged[:, P_FEATURE]))]
+    _keep_first_least(B, key, merged)
+
+
+def _merged(L, kl, R, kr, roots, lo, hi):
+    """The merged points of the roots ``lo``..``hi`` - 1 of ``roots``, whose children's fronts are ``L`` and ``R``
+    (lengths ``kl``, ``kr``, root after root): per root, every row i of its L with every row j of its R, i then j."""
+    first_l, first_r = (np.cumsum(kl) - kl)[lo:hi], (np.cumsum(kr) - kr)[lo:hi]  # each root's first row
+    kl, kr = kl[lo:hi], kr[lo:hi]
     sizes = kl * kr
-    root = np.repeat(np.arange(done), sizes)
+    root = np.repeat(np.arange(hi - lo), sizes)
     t = np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    i = np.repeat(np.cumsum(kl) - kl, sizes) + t // kr[root]
-    j = np.repeat(np.cumsum(kr) - kr, sizes) + t % kr[root]
+    i, j = first_l[root] + t // kr[root], first_r[root] + t % kr[root]
     M = np.empty((t.shape[0], NCOL))
     M[:, P_FP], M[:, P_FN] = L[i, P_FP] + R[j, P_FP], L[i, P_FN] + R[j, P_FN]
-    M[:, P_NODES], M[:, P_KIND], M[:, P_FEATURE] = L[i, P_NODES] + R[j, P_NODES] + 1, KIND_TERMINAL, roots[root]
+    M[:, P_NODES], M[:, P_KIND], M[:, P_FEATURE] = L[i, P_NODES] + R[j, P_NODES] + 1, KIND_TERMINAL, roots[lo + root]
     M[:, P_A], M[:, P_B], M[:, P_C] = L[i, P_A], R[j, P_A], L[i, P_C] + 4 * R[j, P_C]
     return M
 
@@ -804,7 +822,7 @@ def _keep_first_least(B, key, rows):
     bucket = rows[:, P_FP].astype(np.int64)
     order = np.lexsort((np.arange(value.shape[0]), value, bucket))
     ordered = bucket[order]
-    least = order[_after_true(ordered[1:] != ordered[:-1])]
+    least = order[_first_and(ordered[1:] != ordered[:-1])]
     least = least[value[least] < key[bucket[least]]]
     key[bucket[least]] = value[least]
     B[bucket[least]] = rows[least]
@@ -814,7 +832,7 @@ def _swept(B, key):
     """:func:`_sweep` of all the root's buckets: their points whose fn falls below every smaller fp's."""
     rows = np.flatnonzero(key < INF)
     fn = B[rows, P_FN]
-    return B[rows[_after_true(fn[1:] < np.minimum.accumulate(fn)[:-1])]]
+    return B[rows[_first_and(fn[1:] < np.minimum.accumulate(fn)[:-1])]]
 
 
 def _maximal_numpy(U, tol):
@@ -831,24 +849,29 @@ def _subtract_numpy(U, S, tol):
     if U.shape[0] * S.shape[0] <= _FEW_POINTS:
         return LOOPS["subtract"](U, S, tol)
     s, u = np.nonzero((S[:, None, 0] <= U[None, :, 0] + tol) & (S[:, None, 1] <= U[None, :, 1] + tol))
-    M = _exact_maximal(np.maximum(U[u, 0] - S[s, 0], 0.0), np.maximum(U[u, 1] - S[s, 1], 0.0))
+    M = _exact_maximal(_at_least_zero(U[u, 0] - S[s, 0]), _at_least_zero(U[u, 1] - S[s, 1]))
     return _thin(M, M.shape[0], tol)
+
+
+def _at_least_zero(a):
+    """``max(a, 0.0)`` of each entry as the loops compute it (-0.0 stays -0.0, which ``np.maximum`` makes 0.0)."""
+    return np.where(a < 0.0, 0.0, a)
 
 
 def _exact_maximal(x, y):
     """The maximal points of the points (x, y), x ascending: by x descending (then y descending), those whose y
-    exceeds every y before them. :func:`_push_maximal`'s stack keeps the same points, in whatever order it gets
-    them."""
+    exceeds every y before them. :func:`_push_maximal`'s stack, offered them by x ascending, keeps the same points
+    whatever the order of equal x."""
     if x.shape[0] == 0:
         return np.empty((0, 2))
     order = np.lexsort((-y, -x))
     x, y = x[order], y[order]
-    top = _after_true(y[1:] > np.maximum.accumulate(y)[:-1])
+    top = _first_and(y[1:] > np.maximum.accumulate(y)[:-1])
     return np.column_stack((x[top], y[top]))[::-1]
 
 
-def _after_true(mask):
-    """The boolean array ``mask`` after one True (numpy's ``r_`` costs more than what the forms do with it)."""
+def _first_and(mask):
+    """True followed by the boolean array ``mask`` (numpy's ``r_`` costs more than what the forms do with it)."""
     out = np.empty(mask.shape[0] + 1, dtype=np.bool_)
     out[0], out[1:] = True, mask
     return out
@@ -1037,7 +1060,7 @@ def _store(s, D, d, n, F, U):
     restriction, else (B) the lower bound nd(F u minimal points outside Down(U)) met with the stored one; archive
     it for (D)."""
     prm, store, st, tol = s.prm, s.store, s.st, s.prm.tol
-    free = U[0, 0] == INF and U[0, 1] == INF
+    free = U.shape[0] > 0 and U[0, 0] == INF and U[0, 1] == INF
     if not free and not prm.infeasibility_lb:
         return
     cache = store.cache
