@@ -594,7 +594,8 @@ def test_the_interpreters_numpy_forms_of_the_ceiling_algebra_give_the_compiled_a
 @settings(max_examples=100, **SETTINGS)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 6))
 def test_the_interpreters_forms_of_hashes_and_class_weights_give_the_loops_values(seed, words):
-    # the cache's hash in Python's integers and the class weights by counting bits: the interpreted loops' values
+    # the cache's hash in Python's integers and the class weights and counts by counting bits: the interpreted
+    # loops' values
     rng = np.random.default_rng(seed)
     a, b, pos = (rng.integers(0, 2**63, size=words, dtype=np.uint64) * np.uint64(2) + rng.integers(0, 2, size=words,
                                                                                                  dtype=np.uint64)
@@ -611,6 +612,15 @@ def test_the_interpreters_forms_of_hashes_and_class_weights_give_the_loops_value
     assert spaces._class_weights_numpy(a, pos, weights, True) == spaces.LOOPS["class_weights"](a, pos, weights, True)
     assert (spaces._removed_weights_numpy(a, b, pos, weights, True)
             == spaces.LOOPS["removed_weights"](a, b, pos, weights, True))
+    # the MurTree search's: class counts (K = 3, classes a partition of the rows), the weights of a and not b and of
+    # a and b
+    classes = np.stack((~(b | pos), b & ~pos, pos))
+    out, out2 = np.zeros(4), np.zeros(4)
+    common._class_counts_bits(a, classes, weights, None, 3, True, out)
+    common.LOOPS["class_counts"](a, classes, weights, None, 3, True, out2)
+    assert out.tolist() == out2.tolist() and out[3] == sum(int(w).bit_count() for w in a)
+    assert common._weight_minus_bits(a, b, weights, True) == common.LOOPS["weight_minus"](a, b, weights, True)
+    assert common._masked_weight_bits(a, b, weights, True) == common.LOOPS["masked_weight"](a, b, weights, True)
 
 
 def test_row_lists_count_more_than_255_columns_of_a_row_when_interpreted():

@@ -431,9 +431,14 @@ def hash_key(key):
 
 # ---- the interpreter's forms (:func:`odtmip.dp._kernels._interpreted.kernels`; never compiled) ---------------
 #: The kernels the interpreter runs in another form, by name: the cache's hash in Python's integers (a uint64 numpy
-#: scalar operation costs as much as a hundred of them), the same 64-bit value.
-INTERPRETED_FORMS = {"hash_key": "_hash_key_ints"}
+#: scalar operation costs as much as a hundred of them), the same 64-bit value; with unit weights, the class counts
+#: and the weights of two bitsets' rows by counting the bits of whole arrays (real weights: the loops).
+INTERPRETED_FORMS = {"hash_key": "_hash_key_ints", "class_counts": "_class_counts_bits",
+                     "weight_minus": "_weight_minus_bits", "masked_weight": "_masked_weight_bits"}
 _WORD = (1 << 64) - 1
+#: The interpreted loops of these kernels, for the cases their forms leave to them: set in the interpreter's namespace
+#: of this module (:func:`odtmip.dp._kernels._interpreted.kernels`).
+LOOPS: dict = {}
 
 
 def _hash_key_ints(key):
@@ -443,6 +448,31 @@ def _hash_key_ints(key):
         h = ((h ^ word) * 0xBF58476D1CE4E5B9) & _WORD
         h ^= h >> 31
     return np.uint64(h)
+
+
+def _class_counts_bits(bits, cbits, wts, yv, K, unit, out):
+    """:func:`class_counts` with unit weights by :func:`count_bits`."""
+    if not unit:
+        return LOOPS["class_counts"](bits, cbits, wts, yv, K, unit, out)
+    rows = count_bits(bits)
+    per_class = [count_bits(bits & cbits[c]) for c in range(1, K)]
+    out[1:K] = per_class
+    out[0] = rows - sum(per_class)
+    out[K] = rows
+
+
+def _weight_minus_bits(a, b, wts, unit):
+    """:func:`weight_minus` with unit weights by :func:`count_bits`."""
+    if not unit:
+        return LOOPS["weight_minus"](a, b, wts, unit)
+    return np.float64(count_bits(a & ~b))
+
+
+def _masked_weight_bits(a, b, wts, unit):
+    """:func:`masked_weight` with unit weights by :func:`count_bits`."""
+    if not unit:
+        return LOOPS["masked_weight"](a, b, wts, unit)
+    return np.float64(count_bits(a & b))
 
 
 def count_bits(words):
