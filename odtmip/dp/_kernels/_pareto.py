@@ -689,7 +689,8 @@ def _depth_two_front_numpy(bits, pos_bits, weights, unit, row_start, row_feature
     block = max(1, _BLOCK_POINTS // (2 * p + 2))
     work = 0
     for start in range(0, p, block):
-        roots = np.arange(start, min(start + block, p))
+        end = min(start + block, p)
+        roots = np.arange(start, end)
         roots = roots[(fpos[roots] + fneg[roots] > 0.0) & (P - fpos[roots] + N - fneg[roots] > 0.0)]
         L, kl, R, kr = _child_fronts(P, N, fpos, fneg, pos2, neg2, roots, splits)
         if nodes >= 3 or not splits:
@@ -700,7 +701,7 @@ def _depth_two_front_numpy(bits, pos_bits, weights, unit, row_start, row_feature
         # root by root as the loop reads the clock (a root it skips counts no work), the merged points of the roots
         # done offered once they add up to a block
         done, offered, pending, stopped = 0, 0, 0, False
-        for f in range(start, min(start + block, p)):
+        for f in range(start, end):
             if past_deadline(st, deadline, work):
                 stopped = True
                 break
@@ -773,7 +774,7 @@ def _child_fronts(P, N, fpos, fneg, pos2, neg2, roots, splits):
     # a running minimum of fn per child: each child's fn (>= 0) raised by a multiple of max + 1 above all of the next
     # children's, so that no earlier child's minimum reaches into a later child
     raised = fn + (2 * r - owner) * (fn.max() + 1)
-    front = _first_and(raised[1:] < np.minimum.accumulate(raised)[:-1])
+    front = _record_lows(raised)
     bucket, fn, code, owner = bucket[front], fn[front], code[front], owner[front]
     index = code % m
     C = np.empty((bucket.shape[0], NCOL))
@@ -832,7 +833,7 @@ def _swept(B, key):
     """:func:`_sweep` of all the root's buckets: their points whose fn falls below every smaller fp's."""
     rows = np.flatnonzero(key < INF)
     fn = B[rows, P_FN]
-    return B[rows[_first_and(fn[1:] < np.minimum.accumulate(fn)[:-1])]]
+    return B[rows[_record_lows(fn)]]
 
 
 def _maximal_numpy(U, tol):
@@ -866,8 +867,13 @@ def _exact_maximal(x, y):
         return np.empty((0, 2))
     order = np.lexsort((-y, -x))
     x, y = x[order], y[order]
-    top = _first_and(y[1:] > np.maximum.accumulate(y)[:-1])
+    top = _record_lows(-y)
     return np.column_stack((x[top], y[top]))[::-1]
+
+
+def _record_lows(v):
+    """Mask of the entries of ``v`` below every entry before them (the first one included)."""
+    return _first_and(v[1:] < np.minimum.accumulate(v)[:-1])
 
 
 def _first_and(mask):
