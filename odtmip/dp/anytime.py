@@ -39,6 +39,16 @@ in its own order; a different choice among tied splits may lead elsewhere.) The 
 search ([MurTree] §4.2) and, through the leaf-count bound ([OSDT] Theorem C.1), it caps the root's budget; a
 stopped search returns it when it found nothing better.
 
+**Bound passes** (:func:`rounds_and_passes`). The search for the optimum proves nothing about the root before it
+has visited the last root split, so a search stopped before reports a lower bound of about 0. The DP and ConTree
+therefore interleave it with bound passes, as IDA* raises its bound: the search for the optimum runs in rounds
+of :data:`IMPROVE_NODES` search nodes, twice as many each round, and after each round a pass searches the root
+under an upper bound B between the bound proven and the best tree (:func:`pass_target`). Under a low B every
+root split is refuted with little work; a pass that finds no tree proves objective >= B (the DP: > B), and
+one that finds a tree has found the optimum. What rounds and passes solve stays in the searches' cache, so each
+starts where the others left off, and in total they cost a few percent more than the search alone (on wide data
+at depth >= 5, though, even one pass over the whole root costs about as much as the proof).
+
 References
 ----------
 .. [CART] L. Breiman, J. H. Friedman, R. A. Olshen, C. J. Stone, "Classification and Regression Trees",
@@ -50,12 +60,54 @@ References
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
 
 from odtmip.dp._kernels._common import CNT_EQUIV, N_STATS, S_TIMEOUT
 from odtmip.dp._kernels._depth2 import R_FEATURE, R_LEFT, R_NODES, R_RIGHT, solve_terminal
+
+#: Search nodes of the first round of the search for the optimum before a bound pass; each round has twice as many.
+IMPROVE_NODES = 1 << 14
+#: Most bound passes per search, and (real objectives) the gap, relative to the incumbent, below which none runs.
+MAX_BOUND_PASSES = 6
+PASS_GAP = 1 / 64
+
+
+def pass_target(lb: float, ub: float, first: bool, integral: bool) -> float | None:
+    """The upper bound B of a bound pass: a quarter of the way from the proven bound ``lb`` to the incumbent ``ub``
+    for the ``first`` pass, halfway after it; with ``integral`` objectives an integer below ``ub`` - 1 (the search
+    for the optimum proves that bound itself). None: no pass is worth running."""
+    target = lb + (0.25 if first else 0.5) * (ub - lb)
+    if integral:
+        target = math.floor(target)
+        return float(target) if lb < target < ub - 1 else None
+    return target if ub - lb > PASS_GAP * max(ub, 1.0) else None
+
+
+def rounds_and_passes(search_round: Callable[[int], bool], bound_pass: Callable[[float], bool],
+                      target: Callable[[int], float | None]) -> bool:
+    """Rounds of the search for the optimum, each followed by a bound pass (module docstring).
+
+    ``search_round(cap)`` runs the search for the optimum, stopping after ``cap`` search nodes; ``bound_pass(B)``
+    searches the root under the upper bound B; each returns True when it ended the search (finished it, found the
+    optimum, or hit the time or memory limit). ``target(i)`` is the bound of pass i, None for no more passes.
+    Returns True when a round or a pass ended the search; False: the caller runs the search for the optimum to the
+    end.
+    """
+    cap = IMPROVE_NODES
+    for i in range(MAX_BOUND_PASSES + 1):
+        if search_round(cap):
+            return True
+        bound = target(i) if i < MAX_BOUND_PASSES else None
+        if bound is None:
+            return False
+        if bound_pass(bound):
+            return True
+        cap *= 2
+    return False
 
 
 class Greedy(NamedTuple):

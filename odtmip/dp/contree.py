@@ -28,10 +28,12 @@ three then tries every feature's best threshold above optimal depth-two subtrees
 depth on the same thresholds, and then looks only for strictly better trees. The compiled search reads the
 clock every 256 evaluations and, at the deadline, returns the best tree found so far (the greedy tree or a
 better root split) with ``Status.TIME_LIMIT`` and a lower bound from the root's threshold search (the
-incumbent, once the search is inside the last feature, else the penalty; the SP bound of the intervals left).
+incumbent, once the search is inside the last feature, else the penalty; the SP bound of the intervals left) or,
+higher, the bound proven by the bound passes (:attr:`ContreeOptions.bound_passes`, :mod:`odtmip.dp.anytime`):
+searches of the root under upper bounds below the best tree, between rounds of the search for the optimum.
 A cache that would outgrow ``memory_limit`` stops the search the same way (``Status.MEMORY_LIMIT``). While it
-runs, the progress lines of :mod:`odtmip.progress` show the best tree so far. Every tree is verified by routing
-the training data through it.
+runs, the progress lines of :mod:`odtmip.progress` show the best tree so far and the bound proven. Every tree is
+verified by routing the training data through it.
 
 References
 ----------
@@ -67,7 +69,7 @@ from odtmip.dp._kernels._contree import (
     Switches,
     new_work,
 )
-from odtmip.dp.anytime import Greedy, best_thresholds, grow_greedy, ordered_split
+from odtmip.dp.anytime import Greedy, best_thresholds, grow_greedy, ordered_split, pass_target, rounds_and_passes
 from odtmip.dp.solver import (
     MAX_DEPTH_CAP,
     DPOptions,
@@ -120,6 +122,11 @@ class ContreeOptions:
         At depth >= 3, start from the greedy tree of :mod:`odtmip.dp.anytime` (CART's thresholds or a two-level
         lookahead, optimal depth-two subtrees) and search only for strictly better trees: a tree at once when
         stopped early, and an upper bound for the pruning rules.
+    bound_passes : bool
+        With the greedy tree and no ``max_gap``: the search for the optimum in rounds, each followed by a search
+        of the root under an upper bound B below the best tree, which proves objective >= B when it finds no
+        tree (:func:`~odtmip.dp.anytime.rounds_and_passes`), so that a search stopped by its time limit reports
+        that bound. Needs ``cache`` and ``upper_bound``.
     engine : {"auto", "compiled", "interpreted"}
         Who runs the kernels (:mod:`odtmip.dp._kernels._interpreted`; the same search either way, node for
         node). ``"auto"``: compiled once they are compiled in this process or in numba's cache on disk;
@@ -137,6 +144,7 @@ class ContreeOptions:
     upper_bound: bool = True
     sort_features: bool = True
     greedy: bool = True
+    bound_passes: bool = True
     engine: str = "auto"
 
     def __post_init__(self):
@@ -366,26 +374,61 @@ class ContreeSolver:
                                 f"{work_gib + cache_gib:.2f} GiB, more than memory_limit = {memory_limit:g} GiB; "
                                 "use fewer rows or features, a smaller depth, or raise memory_limit")
         greedy = self._greedy(prm, d, stats) if o.greedy and d >= 3 and F > 0 else None
-        ub = greedy.cost if greedy is not None else math.inf
-        value, exact, st, work, grows, out_of_memory = self._search(prm, d, ub, work_gib, memory_limit)
+        rows = np.arange(n)
+        best = None if greedy is None else (greedy.spec, greedy.cost)  # the best tree known outside the search
+        self._totals, self._pruned, self._grows = np.zeros(kcommon.N_STATS, dtype=np.int64), 0, 0
+        lb, end = 0.0, None  # the bound proven by the passes; the search that ended the solve
+        if best is not None and gap == 0.0 and o.bound_passes and o.cache and o.upper_bound:
+            stats["bound_passes"] = 0
+
+            def search_round(cap: int) -> bool:  # the search for the optimum, for ``cap`` search nodes
+                nonlocal best, lb, end
+                end = self._search(prm, d, best[1], work_gib, memory_limit, cap, (best[1], lb))
+                _, _, st, work, out_of_memory = end
+                if not st[kcommon.S_TIMEOUT] or out_of_memory or self._limit_reached(st, prm):
+                    return True
+                best = self._incumbent(work.incumbent, rows, d, best)
+                lb = max(lb, float(work.incumbent[I_BOUND]))
+                return False
+
+            def bound_pass(target: float) -> bool:  # no tree below B: the optimum is >= B; else it was found
+                nonlocal best, lb, end
+                end = self._search(prm, d, target, work_gib, memory_limit, shown=(best[1], lb))
+                value, exact, st, work, out_of_memory = end
+                if st[kcommon.S_TIMEOUT] or out_of_memory:
+                    return True
+                stats["bound_passes"] += 1
+                lb = max(lb, value)
+                # root splits whose children were both solved exactly on the way are trees too, above B
+                best = self._incumbent(work.incumbent, rows, d, best)
+                return exact
+
+            if not rounds_and_passes(search_round, bound_pass,
+                                     lambda i: pass_target(lb, best[1], i == 0, self._tol == 0.0)):
+                end = None
+        if end is None:
+            ub = math.inf if best is None else best[1]
+            shown = (ub, lb if stats.get("bound_passes") else None)
+            end = self._search(prm, d, ub, work_gib, memory_limit, shown=shown)
+        value, exact, st, work, out_of_memory = end
+        st = self._totals
         stats["engine"] = "interpreted" if self._interpreted else "compiled"
         stats.update(nodes=int(st[kcommon.S_NODES]), depth_two_evaluations=int(st[kcommon.S_DEPTH2]),
                      depth_one_calls=int(st[kcommon.S_DEPTH1]), cache_hits=int(st[kcommon.S_CACHE_HITS]),
-                     neighbourhood_prunes=int(work.pruned[P_NEIGHBOURHOOD]),
-                     interval_prunes=int(work.pruned[P_INTERVAL]),
-                     subinterval_prunes=int(work.pruned[P_SUBINTERVAL]),
-                     cache_keys=int(self._cache.used[kc.U_KEYS]), cache_grows=grows)
-        rows = np.arange(n)
-        if st[kcommon.S_TIMEOUT] or out_of_memory:
-            spec, value = self._incumbent(work.incumbent, rows, d, greedy)
+                     neighbourhood_prunes=int(self._pruned[P_NEIGHBOURHOOD]),
+                     interval_prunes=int(self._pruned[P_INTERVAL]),
+                     subinterval_prunes=int(self._pruned[P_SUBINTERVAL]),
+                     cache_keys=int(self._cache.used[kc.U_KEYS]), cache_grows=self._grows)
+        if end[2][kcommon.S_TIMEOUT] or out_of_memory:
+            spec, value = self._incumbent(work.incumbent, rows, d, best)
             status = Status.MEMORY_LIMIT if out_of_memory else Status.TIME_LIMIT
-            reason, bound = status.value, float(work.incumbent[I_BOUND])
+            reason, bound = status.value, max(lb, float(work.incumbent[I_BOUND]))
             if self._tol == 0.0:  # integer costs
                 bound = float(math.ceil(bound))
         elif exact:
             spec, status, reason = self._build(rows, d), Status.OPTIMAL, "solved"
-        elif greedy is not None:  # no tree beats the greedy one: it is optimal
-            spec, value, status, reason = greedy.spec, greedy.cost, Status.OPTIMAL, "solved"
+        elif best is not None:  # no tree beats the best one known: it is optimal
+            (spec, value), status, reason = best, Status.OPTIMAL, "solved"
         else:
             raise VerificationError("ConTree's root search returned no tree although the leaf is feasible")
         tree = self.dataset.new_tree(self._tree_spec(spec))
@@ -403,17 +446,26 @@ class ContreeSolver:
         return SolveResult("contree", status, reason, tree, objective, min(bound, objective),
                            time.perf_counter() - t0, stats)
 
-    def _search(self, prm: Switches, d: int, ub: float, work_gib: float, memory_limit: float | None):
+    def _search(self, prm: Switches, d: int, ub: float, work_gib: float, memory_limit: float | None,
+                nodes_cap: int | None = None, shown: tuple | None = None):
         """Run the kernels of ``self._k`` on the whole data below ``ub`` from the tables ``self._cache``, growing
-        them while they fill up: ``(value, exact, stats array, work, cache grows, out of memory)``."""
+        them while they fill up, stopping after ``nodes_cap`` search nodes or when the nodes of all searches of
+        the solve pass ``prm.node_limit``: ``(value, exact, stats array, work, out of memory)``. The statistics,
+        pruning counters and cache grows add up in ``self._totals``, ``self._pruned`` and ``self._grows``.
+        ``shown``: (objective of the best tree known, proven bound or None) for the progress lines, by default
+        (``ub``, None)."""
+        shown = (ub, None) if shown is None else shown
         n, F = len(self._labels), len(self.features.ranks)
-        grows, out_of_memory = 0, False
+        left = prm.node_limit - int(self._totals[kcommon.S_NODES])
+        prm = prm._replace(node_limit=left if nodes_cap is None else min(left, nodes_cap))
+        out_of_memory = False
         while True:
             work = new_work(d, F, n, self._K)
             self._load(work, np.arange(n))
             st = np.zeros(kcommon.N_STATS, dtype=np.int64)
-            # progress lines (odtmip.progress): the best tree so far; no lower bound is known before the stop
-            progress._DP_REPORT[0] = lambda: self._reporter(min(float(work.incumbent[I_COST]), ub), None)  # noqa: B023
+            # progress lines (odtmip.progress): the best tree so far and the bound proven by earlier passes
+            progress._DP_REPORT[0] = lambda: self._reporter(min(float(work.incumbent[I_COST]), shown[0]),  # noqa: B023
+                                                            shown[1])
             try:
                 value, exact = self._k.contree.solve_subtree(self.features.offsets, work, prm, self._cache, st, 0, n,
                                                              d, ub)
@@ -425,8 +477,15 @@ class ContreeSolver:
                 out_of_memory = True
                 break
             self._cache = self._k.cache.grow_tables(self._cache)
-            grows += 1
-        return value, exact, st, work, grows, out_of_memory
+            self._grows += 1
+        self._totals += st
+        self._pruned = self._pruned + work.pruned
+        return value, exact, st, work, out_of_memory
+
+    def _limit_reached(self, st: np.ndarray, prm: Switches) -> bool:
+        """Whether the deadline or the solve's node limit (not a round's) stopped a search."""
+        return bool(st[kcommon.S_TIMEOUT]) and (self._totals[kcommon.S_NODES] > prm.node_limit
+                                                 or time.perf_counter() >= prm.deadline)
 
     def _load(self, work, rows: np.ndarray) -> None:
         """Put ``rows`` at the search's level 0 of ``work``: sorted by every feature, with ranks, labels, weights."""
@@ -516,13 +575,13 @@ class ContreeSolver:
             return code, self._stump(left, left_code), self._stump(right, right_code)
         return code, self._build(left, d - 1), self._build(right, d - 1)
 
-    def _incumbent(self, inc: np.ndarray, rows: np.ndarray, d: int, greedy: Greedy | None):
-        """Best tree known at the deadline: the root's incumbent (its children are cached optima), the greedy tree
-        or the leaf."""
+    def _incumbent(self, inc: np.ndarray, rows: np.ndarray, d: int, known: tuple | None):
+        """Best tree known when a search stopped, as (spec, objective): the root's incumbent (its children are
+        cached optima), the best tree ``known`` before (such a pair) or the leaf."""
         counts = self._counts(rows)
         best = (self._leaf(rows), float(counts.sum() - counts.max()))
-        if greedy is not None:
-            best = (greedy.spec, greedy.cost)
+        if known is not None:
+            best = known
         if math.isfinite(inc[I_COST]) and inc[I_COST] < best[1] - self._tol:
             try:
                 spec = self._split(rows, d, int(inc[I_CODE]), int(inc[I_LEFT]), int(inc[I_RIGHT]),

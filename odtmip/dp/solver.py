@@ -80,6 +80,14 @@ configuration finished so far, the optimum of a shallower depth, or the greedy t
 the least bound over all root splits from what the cache knows about their children
 (:func:`~odtmip.dp._kernels._search.split_bound`). Progress lines report the same incumbent and bound.
 
+A root split's bound stays low until the search has visited its children, and the search for the optimum visits
+the last root split at its end: stopped before, its bound is that of the equivalent points. So at a fixed depth
+the search first proves bounds (:attr:`DPOptions.bound_passes`): searches of the root under upper bounds B
+below the incumbent visit every root split with little work each and prove objective > B when they find no
+tree, so a stopped search reports the last B proven. Searching the whole root at least once costs about as
+much as the search for the optimum on wide data at depth >= 5 (about p^(d-2) depth-two subproblems, p columns),
+where the bound stays that of the equivalent points until then.
+
 References
 ----------
 .. [MurTree] E. Demirović, A. Lukina, E. Hebrard, J. Chan, J. Bailey, C. Leckie, K. Ramamohanarao,
@@ -114,6 +122,7 @@ from odtmip.dp._kernels._search import (
     INC_COST,
     INC_FEATURE,
     INC_LEFT,
+    INC_NODES,
     INC_RIGHT,
     NO_BOUND_NODES,
     Search,
@@ -121,7 +130,7 @@ from odtmip.dp._kernels._search import (
     new_incumbent,
     new_levels,
 )
-from odtmip.dp.anytime import greedy_tree, terminal_solver
+from odtmip.dp.anytime import greedy_tree, pass_target, rounds_and_passes, terminal_solver
 from odtmip.exceptions import OptionError, ResourceError, VerificationError
 from odtmip.options import MEMORY_LIMIT, check_switches
 from odtmip.results import SolveResult, Status
@@ -207,6 +216,17 @@ class DPOptions:
         tree so far, and stop once the leaf-count bound ([OSDT] Theorem C.1) of that tree leaves no deeper
         tree that could beat it (as [STreeD] does for its cost-complexity objective). Without a depth limit
         the search always runs this way.
+    bound_passes : bool
+        At a fixed depth (not under ``iterative_deepening``), prove lower bounds before searching for the
+        optimum, so that a search stopped by its time limit reports a useful bound (and progress shows it rise):
+        the search for the optimum runs in rounds (:data:`~odtmip.dp.anytime.IMPROVE_NODES` search nodes, then
+        twice as many each time), each followed by a pass: a search of the root under an upper bound B between
+        the bound proven and the best tree (a quarter of the way, then halfway), at most
+        :data:`~odtmip.dp.anytime.MAX_BOUND_PASSES` of them, as IDA* raises its bound
+        (:func:`~odtmip.dp.anytime.rounds_and_passes`). A pass that finds no tree proves objective > B; what the
+        rounds and passes solve stays in the cache, so each starts where the others left off (in total a few
+        percent more time, sometimes less). A pass that finds a tree has found the optimum. Needs ``cache`` and
+        ``upper_bound``.
     fewest_nodes : bool
         Among the optimal trees return one with the fewest branch nodes (the objective is the pair
         (objective, nodes)). Off: the first optimal tree the search meets, as [STreeD] and DL8.5 return; the
@@ -244,6 +264,7 @@ class DPOptions:
     incremental_accuracy: bool = True
     leaf_accuracy: bool = True
     iterative_deepening: bool = True
+    bound_passes: bool = True
     fewest_nodes: bool = True
     engine: str = "auto"
 
@@ -696,8 +717,7 @@ class DPSolver:
         prm = self._params._replace(deadline=math.inf if limit is None else t0 + limit,
                                     report_every=progress.INTERVAL if progress.enabled() else math.inf)
         self._reporter = progress.Reporter("dp", t0)
-        totals = np.zeros(kcommon.N_STATS, dtype=np.int64)
-        grows = 0
+        self._totals, self._grows = np.zeros(kcommon.N_STATS, dtype=np.int64), 0
         eq = self.equivalent_points_weight
         # the greedy tree (odtmip.dp.anytime) is the first incumbent and the search's upper bound; ``warm`` holds
         # (spec, objective, nodes, depth budget, node budget) of the best tree known outside the running search
@@ -722,16 +742,14 @@ class DPSolver:
             while True:
                 nk = (1 << k) - 1 if node_limit is None else min(node_limit, (1 << k) - 1)
                 d, n = self._root_budget(k, nk)
-                cost, nodes, st, search, g, out_of_memory = self._run(d, n, ubc, ubn, prm)
-                totals += st
-                grows += g
+                cost, nodes, st, search, out_of_memory = self._run(d, n, ubc, ubn, prm)
                 stats["depth_bound"] = bound
                 if st[kcommon.S_TIMEOUT] or out_of_memory:
                     # a bound of the root is only valid for the problem at the bound's depth (None: no bound)
                     final = None
                     if bound <= UNBOUNDED_DEPTH_CAP:
                         final = self._root_budget(bound, (1 << bound) - 1 if node_limit is None else node_limit)
-                    return self._stopped(d, n, search, warm, totals, grows, stats, t0, eq, final, out_of_memory)
+                    return self._stopped(d, n, search, warm, stats, t0, eq, final, out_of_memory)
                 if math.isfinite(cost):
                     warm = (self._build(self._root, self._root_key(), d, n), cost, nodes, d, n)
                     improved = cost < ubc - self._tol or nodes < ubn
@@ -761,14 +779,19 @@ class DPSolver:
             if warm is not None and (warm[3] > d or warm[2] > n):
                 # beyond the root's effective budget the greedy tree cannot beat the leaf (it does; defensive)
                 warm, ubc, ubn = None, math.inf, NO_BOUND_NODES
+            settled = False
+            if warm is not None and self._passes_apply():
+                warm, settled, cost, nodes, search, stop = self._bound_passes(d, n, warm, prm, stats)
+                if stop is not None:
+                    return self._stopped(d, n, search, warm, stats, t0, eq, (d, n), stop is Status.MEMORY_LIMIT)
+                ubc, ubn = warm[1], warm[2]
             # any optimal tree will do: only a strictly better tree than the greedy one is searched for ((c, -1),
             # see odtmip.dp._kernels._search); if there is none, the greedy tree is optimal
             strict = warm is not None and not self.options.fewest_nodes
-            cost, nodes, st, search, g, out_of_memory = self._run(d, n, ubc, -1 if strict else ubn, prm)
-            totals += st
-            grows += g
-            if st[kcommon.S_TIMEOUT] or out_of_memory:
-                return self._stopped(d, n, search, warm, totals, grows, stats, t0, eq, (d, n), out_of_memory)
+            if not settled:  # the search for the optimum under the incumbent
+                cost, nodes, st, search, out_of_memory = self._run(d, n, ubc, -1 if strict else ubn, prm)
+                if st[kcommon.S_TIMEOUT] or out_of_memory:
+                    return self._stopped(d, n, search, warm, stats, t0, eq, (d, n), out_of_memory)
             if math.isfinite(cost):
                 spec = self._build(self._root, self._root_key(), d, n)
             elif strict:
@@ -780,9 +803,66 @@ class DPSolver:
         if int(nodes) != tree.n_branch_nodes:
             raise VerificationError(f"DP tree has {int(nodes)} branch nodes, rebuilt tree {tree.n_branch_nodes}")
         objective = self._objective(tree)
-        self._add_stats(stats, totals, grows, t0)
+        self._add_stats(stats, t0)
         return SolveResult("dp", Status.OPTIMAL, "solved", tree, objective, objective, time.perf_counter() - t0,
                            stats)
+
+    def _passes_apply(self) -> bool:
+        """Whether the search for the optimum at a fixed depth starts with bound passes
+        (:attr:`DPOptions.bound_passes`; they read the cache and prune by the upper bound)."""
+        o = self.options
+        return o.bound_passes and o.upper_bound and o.cache is not None
+
+    def _bound_passes(self, d: int, n: int, warm: tuple, prm: Params, stats: dict):
+        """The search for a better tree than ``warm`` in rounds, each followed by a bound pass
+        (:func:`~odtmip.dp.anytime.rounds_and_passes`, :attr:`DPOptions.bound_passes`).
+
+        Returns the best tree known (as ``warm``), whether the last search settled the optimum (finished under the
+        incumbent, or found a tree within a pass's bound) with what it returned (objective, nodes), that search,
+        and the status that stopped it (None if none did).
+        """
+        strict = not self.options.fewest_nodes
+        stats["bound_passes"] = 0
+        lb, end = -math.inf, None  # end: what the call returns, once a round or pass ended the search
+
+        def search_round(cap: int) -> bool:
+            nonlocal warm, lb, end
+            cost, nodes, st, search, oom = self._run(d, n, warm[1], -1 if strict else warm[2], prm, nodes_cap=cap)
+            stop = self._stop_status(st, oom, prm)
+            if not st[kcommon.S_TIMEOUT] or stop is not None:
+                end = (warm, stop is None, cost, nodes, search, stop)
+                return True  # finished (the optimum, or the incumbent is), or stopped for good
+            inc = search.incumbent
+            if math.isfinite(inc[INC_COST]):  # a root tree better than the incumbent
+                spec, value = self._incumbent(inc)
+                warm = (spec, value, int(inc[INC_NODES]), d, n)
+            lb = max(lb, self._lower_bound(search, d, n))
+            end = (warm, False, math.inf, 0, search, None)
+            return False
+
+        def bound_pass(target: float) -> bool:
+            nonlocal lb, end
+            cost, nodes, st, search, oom = self._run(d, n, target, NO_BOUND_NODES, prm, best=warm[1])
+            stop = self._stop_status(st, oom, prm)
+            # the first tree <= B found is optimal: every pass before proved that none is below
+            end = (warm, stop is None and math.isfinite(cost), cost, nodes, search, stop)
+            if stop is not None:
+                return True
+            stats["bound_passes"] += 1
+            lb = max(lb, self._lower_bound(search, d, n))
+            return math.isfinite(cost)
+
+        rounds_and_passes(search_round, bound_pass, lambda i: pass_target(lb, warm[1], i == 0, self._tol == 0.0))
+        return end
+
+    def _stop_status(self, st: np.ndarray, out_of_memory: bool, prm: Params) -> Status | None:
+        """What stopped a search of this call for good: the memory limit, the deadline or the call's node limit."""
+        if out_of_memory:
+            return Status.MEMORY_LIMIT
+        if st[kcommon.S_TIMEOUT] and (self._totals[kcommon.S_NODES] > prm.node_limit
+                                      or time.perf_counter() >= prm.deadline):
+            return Status.TIME_LIMIT
+        return None
 
     def _root_budget(self, d: int, n: int) -> tuple[int, int]:
         """The root's budget as the search reduces it (:func:`~odtmip.dp._kernels._common.effective_budget`)."""
@@ -825,19 +905,23 @@ class DPSolver:
         stats["greedy_objective"] = self._report(g.cost)
         return spec, g.cost, g.nodes, g.depth, n
 
-    def _run(self, d: int, n: int, ubc: float, ubn: int, prm: Params):
-        """One search of the root at budget (d, n) under the upper bound (ubc, ubn), growing the cache as needed.
+    def _run(self, d: int, n: int, ubc: float, ubn: int, prm: Params, best: float | None = None,
+             nodes_cap: int | None = None):
+        """One search of the root at budget (d, n) under the upper bound (ubc, ubn), growing the cache as needed;
+        ``best``: the objective of the best tree known, if above ``ubc`` (a bound pass); ``nodes_cap``: stop
+        after that many search nodes. ``prm.node_limit`` limits the search nodes of all searches of a call.
 
         Returns the optimum (objective, nodes) within the bound (inf if none), the statistics, the search
-        state (its root incumbent and levels), the number of cache grows and whether the memory limit
-        stopped the search (the cache would outgrow it).
+        state (its root incumbent and levels) and whether the memory limit stopped the search (the cache would
+        outgrow it). The statistics and cache grows add up in ``self._totals`` and ``self._grows``.
         """
-        search = self._new_search(d, prm)
+        left = prm.node_limit - int(self._totals[kcommon.S_NODES])
+        search = self._new_search(d, prm._replace(node_limit=left if nodes_cap is None else min(left, nodes_cap)))
         st = search.st
-        grows = 0
+        shown = ubc if best is None else best
         while True:
             st[kcommon.S_FULL] = 0
-            progress._DP_REPORT[0] = lambda: self._progress(search, d, n, ubc)  # noqa: B023 (called in the loop)
+            progress._DP_REPORT[0] = lambda: self._progress(search, d, n, shown)  # noqa: B023 (called in the loop)
             try:
                 cost, nodes, _ = self._k.search.solve_node(search, 0, 0, d, n, ubc, ubn)
             finally:
@@ -846,11 +930,13 @@ class DPSolver:
                 break
             grown_gib = self._arrays_gib + 2 * kc.tables_gib(self._cache)
             if self.memory_limit is not None and grown_gib > self.memory_limit:
-                return math.inf, 0, st, search, grows, True
+                self._totals += st
+                return math.inf, 0, st, search, True
             self._cache = self._k.cache.grow_tables(self._cache)
             search = search._replace(cache=self._cache)
-            grows += 1
-        return float(cost), int(nodes), st, search, grows, False
+            self._grows += 1
+        self._totals += st
+        return float(cost), int(nodes), st, search, False
 
     def _lower_bound(self, search: Search, d: int, n: int) -> float:
         """Lower bound on the root's optimum at budget (d, n), valid at any moment of ``search``: its cached bound,
@@ -867,7 +953,7 @@ class DPSolver:
         bound = min(self._lower_bound(search, d, n), best)
         self._reporter(self._report(best) if math.isfinite(best) else None, self._report(bound))
 
-    def _stopped(self, d, n, search, warm, totals, grows, stats, t0, eq, final, out_of_memory) -> SolveResult:
+    def _stopped(self, d, n, search, warm, stats, t0, eq, final, out_of_memory) -> SolveResult:
         """The best tree known when the deadline passed or the memory limit was reached (the root incumbent of
         ``search`` at the budget (d, n) being searched, ``warm``: the greedy tree or the optimum of a
         shallower depth, or the leaf) and the lower bound of the root at the problem's budget ``final``."""
@@ -879,12 +965,13 @@ class DPSolver:
         self._verify(tree, value, *limits)
         lb = eq if final is None else self._lower_bound(search, final[0], final[1])
         bound = min(lb, value)
-        self._add_stats(stats, totals, grows, t0)
+        self._add_stats(stats, t0)
         status = Status.MEMORY_LIMIT if out_of_memory else Status.TIME_LIMIT
         return SolveResult("dp", status, status.value, tree, self._objective(tree), self._report(bound),
                            time.perf_counter() - t0, stats)
 
-    def _add_stats(self, stats: dict, st: np.ndarray, grows: int, t0: float) -> None:
+    def _add_stats(self, stats: dict, t0: float) -> None:
+        st = self._totals
         stats.update(
             nodes=int(st[kcommon.S_NODES]),
             depth_two_calls=int(st[kcommon.S_DEPTH2]),
@@ -899,7 +986,7 @@ class DPSolver:
             split_bound_prunes=int(st[kcommon.S_SPLIT_BOUND]),
             cache_keys=int(self._cache.used[kc.U_KEYS]),
             cache_entries=int(self._cache.used[kc.U_ENTRIES]),
-            cache_grows=grows,
+            cache_grows=self._grows,
             search_seconds=time.perf_counter() - t0,
         )
 

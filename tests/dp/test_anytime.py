@@ -1,13 +1,15 @@
 """Anytime quality of the DP and of ConTree: the greedy first incumbent is never worse than CART, and a search
 stopped anywhere returns a verified tree and a valid lower bound (issue #17)."""
 
+from unittest import mock
+
 import numpy as np
 import pytest
 from _brute import all_trees
 from sklearn.tree import DecisionTreeClassifier
 
 from odtmip.data import Dataset
-from odtmip.dp import DPSolver, solve_contree, solve_dp
+from odtmip.dp import DPSolver, anytime, solve_contree, solve_dp
 from odtmip.dp._kernels._common import CNT_EQUIV
 from odtmip.dp.anytime import greedy_tree, terminal_solver
 from odtmip.dp.contree import ContreeOptions, ContreeSolver
@@ -120,36 +122,62 @@ def test_a_tiny_contree_time_limit_still_beats_the_leaf_like_cart(rng):
     assert res.objective <= _cart_errors(ds, 4, 1, X) + 1e-9 < leaf
 
 
-@pytest.mark.parametrize("penalty, leaf_penalty, depth", [(0.0, None, 3), (0.0, None, 4), (2.0, None, 4),
-                                                            (0.3, None, 5), (0.0, 0.01, 5), (0.0, 0.02, None)])
-@pytest.mark.parametrize("weights", ["none", "integer", "real"])
-def test_a_search_stopped_anywhere_returns_a_valid_bound(penalty, leaf_penalty, depth, weights):
-    # Stop the same search after 1, 2, 3, ... nodes (10 % more each time): every stop returns a verified tree
-    # (checked by the solver) and a bound between the optimum solved without a limit and the returned objective.
-    rng = np.random.default_rng(7)
-    ds = _random_data(rng, 120, 9, 3 if weights == "integer" else 2, weights)
-    kw = dict(penalty=penalty, leaf_penalty=leaf_penalty)
+def _stops(ds, depth, **kw):
+    """(optimum, stops): the search solved without a limit, and the same search stopped after 1, 2, 3, ...
+    search nodes (10 % more each time) until it finishes, as (bound, objective, solver) per stop; each stop is
+    checked: a verified tree (by the solver) and a bound between the optimum and the returned objective."""
     optimum = DPSolver(ds, **kw).solve(max_depth=depth)
     assert optimum.status is Status.OPTIMAL
     tol = 1e-9 * max(1.0, optimum.objective)
-    stops = above_trivial = 0
-    limit = 1
+    stops, limit = [], 1
     while True:
         solver = DPSolver(ds, **kw)
         solver._params = solver._params._replace(node_limit=limit)
         res = solver.solve(max_depth=depth)
         if res.status is Status.OPTIMAL:
             assert res.objective == pytest.approx(optimum.objective)
-            break
+            return optimum, stops
         assert res.status is Status.TIME_LIMIT
         assert res.bound <= optimum.objective + tol <= res.objective + 2 * tol
-        stops += 1
-        above_trivial += res.bound > solver._report(solver.equivalent_points_weight) + tol
+        stops.append((res.bound, res.objective, solver))
         limit += max(1, limit // 10)
-    assert stops >= 3
+
+
+@pytest.mark.parametrize("penalty, leaf_penalty, depth", [(0.0, None, 3), (0.0, None, 4), (2.0, None, 4),
+                                                            (0.3, None, 5), (0.0, 0.01, 5), (0.0, 0.02, None)])
+@pytest.mark.parametrize("weights", ["none", "integer", "real"])
+@pytest.mark.parametrize("improve_nodes", [anytime.IMPROVE_NODES, 0])
+def test_a_search_stopped_anywhere_returns_a_valid_bound(penalty, leaf_penalty, depth, weights, improve_nodes):
+    # improve_nodes=0: the bound passes start right after the greedy tree, so stops fall into them too
+    rng = np.random.default_rng(7)
+    ds = _random_data(rng, 120, 9, 3 if weights == "integer" else 2, weights)
+    with mock.patch.object(anytime, "IMPROVE_NODES", improve_nodes):
+        optimum, stops = _stops(ds, depth, penalty=penalty, leaf_penalty=leaf_penalty)
+    assert len(stops) >= 3
     if penalty > 0 or leaf_penalty is not None:
         # each split pays the penalty: the bound of every root split is above the equivalent points
-        assert above_trivial == stops
+        tol = 1e-9 * max(1.0, optimum.objective)
+        assert all(bound > s._report(s.equivalent_points_weight) + tol for bound, _, s in stops)
+
+
+@pytest.mark.parametrize("weights", ["none", "real"])
+def test_bound_passes_raise_the_bound_of_a_stopped_search_before_the_proof(weights):
+    # The same search stopped ever later: the bound never falls and the objective never rises. With bound passes,
+    # stops before the proof have a bound between the equivalent points and the optimum; the search for the
+    # optimum alone proves nothing at the root before it has visited the last root split.
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 2, size=(300, 24))
+    y = (X[:, 0] ^ X[:, 1] ^ (X[:, 2] & X[:, 3]) ^ (rng.random(300) < 0.15)).astype(int)
+    ds = Dataset(X, y, None if weights == "none" else rng.random(300) + 0.5)
+    between = {}
+    for passes in (True, False):
+        with mock.patch.object(anytime, "IMPROVE_NODES", 64):
+            optimum, stops = _stops(ds, 4, options=DPOptions(bound_passes=passes))
+        bounds, objectives = [b for b, _, _ in stops], [o for _, o, _ in stops]
+        assert bounds == sorted(bounds) and objectives == sorted(objectives, reverse=True)
+        eq = stops[0][2]._report(stops[0][2].equivalent_points_weight)
+        between[passes] = [b for b in bounds if eq + 1e-9 < b < optimum.objective - 1e-9]
+    assert len(between[True]) >= 5 and not between[False]
 
 
 # ----------------------------------------------------------------------------------------------- the greedy tree

@@ -1,6 +1,7 @@
 """ConTree ([ConTree] Eq. 2-13) against brute force and against the MurTree DP on the all-midpoint encoding."""
 
 import math
+from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -10,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from odtmip.data import Dataset
-from odtmip.dp import solve_dp
+from odtmip.dp import anytime, solve_dp
 from odtmip.dp.contree import ContreeOptions, ContreeSolver, ordered_features, solve_contree
 from odtmip.exceptions import OptionError
 from odtmip.results import Status
@@ -132,32 +133,72 @@ def test_time_limit_returns_a_verified_tree_and_a_valid_bound(rng):
     assert 0.0 <= res.bound <= best2 - 0  # a depth-4 tree is never worse than the depth-2 optimum
 
 
+def _stops(ds, depth, penalty=0.0, options=None):
+    """(optimum, stops): the search solved without a limit, and the same search stopped after 1, 2, 3, ... nodes
+    (10 % more each time) until it finishes, as (bound, objective) per stop; each stop is checked: a verified tree
+    (by the solver) and a bound between the optimum and the returned objective. (Doubling missed the stops in the
+    second-to-last feature, whose bound took the features after it as searched.)"""
+    optimum = solve_contree(ds, depth, penalty=penalty, options=options)
+    stops, limit = [], 1
+    while True:
+        solver = ContreeSolver(ds, penalty=penalty, options=options)
+        solver._node_limit = limit
+        res = solver.solve(depth)
+        if res.status is Status.OPTIMAL:
+            assert close(res.objective, optimum.objective)
+            return optimum, stops
+        assert res.status is Status.TIME_LIMIT
+        assert res.bound <= optimum.objective + 1e-9 <= res.objective + 2e-9
+        stops.append((res.bound, res.objective))
+        limit += max(1, limit // 10)
+
+
 @pytest.mark.parametrize("penalty", [0.0, 1.5])
 @pytest.mark.parametrize("weights", ["none", "real"])
-def test_a_search_stopped_anywhere_returns_a_valid_bound(penalty, weights):
-    # Stop the same search after 1, 2, 3, ... nodes (10 % more each time): every stop returns a verified tree
-    # (checked by the solver) and a bound between the optimum solved without a limit and the returned objective.
-    # (Doubling missed the stops in the second-to-last feature, whose bound took the features after it as searched.)
+@pytest.mark.parametrize("improve_nodes", [anytime.IMPROVE_NODES, 0])
+def test_a_search_stopped_anywhere_returns_a_valid_bound(penalty, weights, improve_nodes):
+    # improve_nodes=0: bound passes right after the greedy tree, so stops fall into them too
     rng = np.random.default_rng(3)
     X = rng.random((80, 3)).round(2)
     y = (X[:, 0] + X[:, 1] > 1).astype(int) ^ (rng.random(80) < 0.2)
     ds = Dataset(X, y, None if weights == "none" else rng.random(80) + 0.5)
-    optimum = solve_contree(ds, 3, penalty=penalty)
-    stops = above_zero = 0
-    limit = 1
-    while True:
-        solver = ContreeSolver(ds, penalty=penalty)
-        solver._node_limit = limit
-        res = solver.solve(3)
-        if res.status is Status.OPTIMAL:
-            assert close(res.objective, optimum.objective)
-            break
-        assert res.status is Status.TIME_LIMIT
-        assert res.bound <= optimum.objective + 1e-9 <= res.objective + 2e-9
-        stops += 1
-        above_zero += res.bound > 0
-        limit += max(1, limit // 10)
-    assert stops >= 10 and above_zero >= 1
+    with mock.patch.object(anytime, "IMPROVE_NODES", improve_nodes):
+        _, stops = _stops(ds, 3, penalty)
+    assert len(stops) >= 10 and any(bound > 0 for bound, _ in stops)
+
+
+@pytest.mark.parametrize("weights", ["none", "real"])
+def test_bound_passes_raise_the_bound_of_a_stopped_search_before_the_proof(weights):
+    # The same search stopped ever later: the bound never falls and the objective never rises. With bound passes
+    # far more stops have a bound between 0 and the optimum: without them the root's bound rises above 0 only in
+    # its last feature.
+    rng = np.random.default_rng(4)
+    X = rng.random((200, 4)).round(3)
+    y = ((X[:, 0] + X[:, 1] > 1) ^ (X[:, 2] > 0.6)).astype(int) ^ (rng.random(200) < 0.2)
+    ds = Dataset(X, y, None if weights == "none" else rng.random(200) + 0.5)
+    between = {}
+    for passes in (True, False):
+        with mock.patch.object(anytime, "IMPROVE_NODES", 64):
+            optimum, stops = _stops(ds, 3, options=ContreeOptions(bound_passes=passes))
+        bounds, objectives = [b for b, _ in stops], [o for _, o in stops]
+        assert bounds == sorted(bounds) and objectives == sorted(objectives, reverse=True)
+        between[passes] = [b for b in bounds if 0 < b < optimum.objective - 1e-9]
+    assert len(between[True]) >= 5 + 2 * len(between[False]), between
+
+
+@settings(max_examples=100, **SETTINGS)
+@given(data=numeric_data(max_rows=40, max_cols=3, max_values=10), depth=st.integers(3, 4), min_leaf=MIN_LEAF,
+       penalty=PENALTIES)
+def test_bound_passes_from_the_first_node_keep_the_optimum(data, depth, min_leaf, penalty):
+    # every pass that finds no tree proves its bound, the first that finds one has the optimum
+    ds = midpoints(*data)
+    dp = solve_dp(ds, depth, None, min_leaf, penalty)
+    with mock.patch.object(anytime, "IMPROVE_NODES", 0):
+        con = solve_contree(ds, depth, min_leaf, penalty)
+    assert (con.tree is None) == (dp.tree is None)
+    if dp.tree is not None:
+        assert con.status is Status.OPTIMAL and con.bound == con.objective
+        assert close(con.objective, dp.objective), (con.objective, dp.objective)
 
 
 def test_the_bound_of_a_stop_after_the_first_root_threshold():

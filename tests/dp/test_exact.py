@@ -3,6 +3,7 @@ compiled search; solve_dp gives such small problems to the pairwise engine, so w
 compares the engines."""
 
 import math
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from odtmip.data import Dataset
-from odtmip.dp import DPOptions, DPSolver, solve_dp
+from odtmip.dp import DPOptions, DPSolver, anytime, solve_dp
 from odtmip.dp.reference import solve_reference
 
 from .strategies import integral, tiny_data
@@ -92,9 +93,11 @@ TOGGLES = [
     DPOptions(leaf_support=False),
     DPOptions(incremental_accuracy=False),
     DPOptions(leaf_accuracy=False),
+    DPOptions(bound_passes=False),
     DPOptions(depth_two=False, similarity=False, cache=None, upper_bound=False, refined_lb=False,
               skip_degenerate=False, dynamic_order=False, merge_features=False, equivalent_points=False,
-              leaf_bound=False, leaf_support=False, incremental_accuracy=False, leaf_accuracy=False),
+              leaf_bound=False, leaf_support=False, incremental_accuracy=False, leaf_accuracy=False,
+              bound_passes=False),
 ]
 
 
@@ -233,3 +236,32 @@ def test_a_perfect_greedy_tree_ends_the_search_for_any_optimal_tree():
     assert first.objective == fewest.objective == 0 and first.optimal
     assert first.stats["nodes"] == 1 < fewest.stats["nodes"]  # the root's call, which finds no better tree
     assert fewest.tree.n_branch_nodes == 2
+
+
+@settings(max_examples=150, **SETTINGS)
+@given(ds=tiny_data(max_rows=30, max_cols=6), depth=st.integers(1, 3), min_leaf=MIN_LEAF, penalty=PENALTIES,
+       fewest=st.booleans())
+def test_bound_passes_from_the_first_node_keep_the_brute_force_optimum(ds, depth, min_leaf, penalty, fewest):
+    """Bound passes right after the greedy tree (no search for a better incumbent first): every pass that finds no
+    tree proves its bound, the first that finds one has the optimum, and the search after the passes proves it."""
+    brute = brute_force(ds, depth, min_leaf, penalty)[2**depth - 1]
+    with mock.patch.object(anytime, "IMPROVE_NODES", 0):
+        res = DPSolver(ds, min_leaf=min_leaf, penalty=penalty,
+                       options=DPOptions(fewest_nodes=fewest)).solve(max_depth=depth)
+    if brute is None:
+        assert res.tree is None
+        return
+    assert math.isclose(res.objective, brute[0], rel_tol=1e-9, abs_tol=1e-7), (res.objective, brute[:2])
+    assert res.bound == res.objective
+    assert not (fewest and integral(ds)) or res.tree.n_branch_nodes == brute[1]
+
+
+@settings(max_examples=20, **SETTINGS)
+@given(seed=st.integers(0, 2**32 - 1), depth=st.integers(3, 5), fewest=st.booleans())
+def test_bound_passes_keep_the_optimum_on_larger_data(seed, depth, fewest):
+    ds = noisy_xor(seed)
+    plain = DPSolver(ds, options=DPOptions(bound_passes=False, fewest_nodes=fewest)).solve(max_depth=depth)
+    with mock.patch.object(anytime, "IMPROVE_NODES", 0):
+        passes = DPSolver(ds, options=DPOptions(fewest_nodes=fewest)).solve(max_depth=depth)
+    assert passes.objective == plain.objective and passes.optimal
+    assert not fewest or passes.tree.n_branch_nodes == plain.tree.n_branch_nodes
