@@ -20,8 +20,9 @@ the same optimum, and prints the time ratio odtmip / pycontree per run and its m
 asserts on time.
 
 Anytime quality (``--anytime N``, default 4): for the N sets where odtmip took longest at the deepest depth,
-one more odtmip run records its progress (best objective over time, the lines of :mod:`odtmip.progress`) next
-to its greedy first tree and the training errors of CART (scikit-learn, same depth, same thresholds).
+one more odtmip run records its progress (best objective and lower bound over time, the lines of
+:mod:`odtmip.progress`) next to its greedy first tree and the training errors of CART (scikit-learn, same depth,
+same thresholds).
 """
 
 from __future__ import annotations
