@@ -516,9 +516,10 @@ def _highs_turn(hs, threads: int | None, recorder: _Recorder | None = None):
         yield
 
 
-def _run(hs, h, threads: int | None, recorder: _Recorder | None = None) -> None:
-    """``h.run()`` with the process's thread scheduler set for ``threads`` and the console captured."""
-    with _highs_turn(hs, threads, recorder):
+def _run(hs, h, recorder: _Recorder | None = None) -> None:
+    """``h.run()`` with the process's thread scheduler set for ``h``'s own ``threads`` option (0: HiGHS chooses)
+    and the console captured."""
+    with _highs_turn(hs, int(h.getOptions().threads) or None, recorder):
         h.run()
 
 
@@ -598,7 +599,7 @@ def _complete_starts(hs, comp: _Compiled, starts: list, options: HighsOptions, d
         h.changeColsBounds(len(idx), idx, val, val)
         h.setOptionValue("time_limit", math.inf if left is None else max(left, 1e-3))
         h.clearSolver()  # no warm start from the previous completion
-        _run(hs, h, options.threads)
+        _run(hs, h)
         if int(h.getInfo().primal_solution_status) == 2:  # kSolutionStatusFeasible
             out[k] = _feasible_start(comp, np.asarray(h.getSolution().col_value, dtype=float))
         h.changeColsBounds(len(idx), idx, lower, upper)
@@ -906,7 +907,7 @@ def lp_relaxation(model, options: HighsOptions = HighsOptions()) -> float:  # no
     recorder = _Recorder(echo=options.log)
     h = _new_highs(hs, options, mip=False, recorder=recorder)
     pass_model(hs, h, comp, integer=False)
-    _run(hs, h, options.threads, recorder)
+    _run(hs, h, recorder)
     M = hs.HighsModelStatus
     ms = h.getModelStatus()
     if ms == M.kUnboundedOrInfeasible:

@@ -214,7 +214,8 @@ def _solve_value(h, lp_only: bool, time_limit: float) -> tuple[str, float]:
     if lp_only:
         h.setOptionValue("solve_relaxation", True)
         h.setOptionValue("solver", "ipm")
-    _run(highspy, h, threads=1)  # one thread, with HiGHS's process-wide scheduler reset when needed
+    h.setOptionValue("threads", 1)
+    _run(highspy, h)  # with HiGHS's process-wide scheduler reset when needed
     return h.modelStatusToString(h.getModelStatus()), float(h.getInfo().objective_function_value)
 
 

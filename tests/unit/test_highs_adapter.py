@@ -507,6 +507,18 @@ def test_different_thread_counts_in_one_process():
         assert run.status is Status.OPTIMAL and run.objective == pytest.approx(knapsack_dp(w, p, cap))
 
 
+def test_a_run_on_a_handed_over_model_keys_the_scheduler_by_its_own_threads():
+    # to_highs leaves HiGHS's threads at 0 (HiGHS chooses): _run resets the scheduler for that count, so a solve with
+    # one thread after it resets it again (keyed by a caller's count of 1 instead, that solve ended "Not Set")
+    m, w, p, cap = knapsack(n=20, seed=11)
+    solve(m, HighsOptions(threads=2))
+    h, _ = _highs.to_highs(m)
+    _highs._run(_highs._highspy(), h)
+    assert h.getModelStatus().name == "kOptimal"
+    run = solve(m, HighsOptions(threads=1))
+    assert run.status is Status.OPTIMAL and run.objective == pytest.approx(knapsack_dp(w, p, cap))
+
+
 @pytest.mark.parametrize(
     "kwargs, message",
     [

@@ -10,7 +10,7 @@ import pytest
 from odtmip import progress
 from odtmip.cli import main
 from odtmip.data import Dataset
-from odtmip.dp import solve_contree, solve_dp
+from odtmip.dp import ContreeOptions, solve_contree, solve_dp
 
 
 @pytest.fixture
@@ -41,17 +41,26 @@ def test_the_dp_reports_its_best_tree_and_bound_from_inside_the_search(rng, ever
     assert max(bounds) <= res.objective  # a bound never above it
 
 
-def test_contree_reports_its_best_tree_from_inside_the_search(rng, every_time, caplog):
+def test_contree_reports_its_best_tree_and_proven_bound_from_inside_the_search(rng, every_time, caplog):
     X = rng.random((300, 5)).round(3)
     y = ((X[:, 0] > 0.5) ^ (X[:, 1] > 0.4) ^ (rng.random(300) < 0.2)).astype(int)
-    with caplog.at_level(logging.INFO, logger="odtmip.progress"):
-        res = solve_contree(Dataset(X, y), 3)
-    lines = _lines(caplog)
-    assert lines and all(line.startswith("contree  ") and "bound -" in line for line in lines)
-    best = [float(line.split(" best ")[1].split()[0]) for line in lines]
-    # the first incumbent is the greedy tree, and every later one a tree at least as good as the one before
-    assert best[0] == res.stats["greedy_objective"] and best == sorted(best, reverse=True)
-    assert best[-1] >= res.objective
+    for passes in (True, False):
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="odtmip.progress"):
+            res = solve_contree(Dataset(X, y), 3, options=ContreeOptions(bound_passes=passes))
+        lines = _lines(caplog)
+        assert lines and all(line.startswith("contree  ") for line in lines)
+        best = [float(line.split(" best ")[1].split()[0]) for line in lines]
+        # the first incumbent is the greedy tree, and every later one a tree at least as good as the one before
+        assert best[0] == res.stats["greedy_objective"] and best == sorted(best, reverse=True)
+        assert best[-1] >= res.objective
+        shown = [line.split(" bound ")[1].split()[0] for line in lines]
+        if not passes:  # nothing is proven while the search for the optimum runs
+            assert set(shown) == {"-"}
+            continue
+        # the bound the passes proved (0 before the first): never above the optimum, never falling
+        bounds = [float(b) for b in shown]
+        assert bounds == sorted(bounds) and bounds[-1] <= res.objective
 
 
 def test_the_solves_of_a_kernel_warm_up_report_nothing(every_time, caplog):
