@@ -69,7 +69,17 @@ from odtmip.dp._kernels._contree import (
     Switches,
     new_work,
 )
-from odtmip.dp.anytime import Greedy, best_thresholds, grow_greedy, ordered_split, pass_target, rounds_and_passes
+from odtmip.dp.anytime import (
+    CAPPED,
+    ENDED,
+    PROVED,
+    Greedy,
+    best_thresholds,
+    grow_greedy,
+    ordered_split,
+    pass_target,
+    rounds_and_passes,
+)
 from odtmip.dp.solver import (
     MAX_DEPTH_CAP,
     DPOptions,
@@ -391,24 +401,27 @@ class ContreeSolver:
                 lb = max(lb, float(work.incumbent[I_BOUND]))
                 return False
 
-            def bound_pass(target: float) -> bool:  # no tree below B: the optimum is >= B; else it was found
+            def bound_pass(target: float, cap: int) -> str:  # no tree below B: the optimum is >= B
                 nonlocal best, lb, end
-                end = self._search(prm, d, target, work_gib, memory_limit, shown=(best[1], lb))
+                end = self._search(prm, d, target, work_gib, memory_limit, cap, shown=(best[1], lb))
                 value, exact, st, work, out_of_memory = end
-                if st[kcommon.S_TIMEOUT] or out_of_memory:
-                    return True
+                if out_of_memory or self._limit_reached(st, prm):
+                    return ENDED
+                # root splits whose children were both solved exactly on the way are trees too
+                best = self._incumbent(work.incumbent, rows, d, best)
+                if st[kcommon.S_TIMEOUT]:  # at its share of the nodes: the bound of its threshold search so far
+                    lb = max(lb, float(work.incumbent[I_BOUND]))
+                    return CAPPED
                 stats["bound_passes"] += 1
                 lb = max(lb, value)
-                # root splits whose children were both solved exactly on the way are trees too, above B
-                best = self._incumbent(work.incumbent, rows, d, best)
-                return exact
+                return ENDED if exact else PROVED
 
             if not rounds_and_passes(search_round, bound_pass,
-                                     lambda i: pass_target(lb, best[1], i == 0, self._tol == 0.0)):
+                                     lambda first: pass_target(lb, best[1], first, self._tol == 0.0)):
                 end = None
         if end is None:
             ub = math.inf if best is None else best[1]
-            shown = (ub, lb if stats.get("bound_passes") else None)
+            shown = (ub, lb if "bound_passes" in stats else None)
             end = self._search(prm, d, ub, work_gib, memory_limit, shown=shown)
         value, exact, st, work, out_of_memory = end
         st = self._totals

@@ -130,7 +130,7 @@ from odtmip.dp._kernels._search import (
     new_incumbent,
     new_levels,
 )
-from odtmip.dp.anytime import greedy_tree, pass_target, rounds_and_passes, terminal_solver
+from odtmip.dp.anytime import CAPPED, ENDED, PROVED, greedy_tree, pass_target, rounds_and_passes, terminal_solver
 from odtmip.exceptions import OptionError, ResourceError, VerificationError
 from odtmip.options import MEMORY_LIMIT, check_switches
 from odtmip.results import SolveResult, Status
@@ -221,11 +221,12 @@ class DPOptions:
         optimum, so that a search stopped by its time limit reports a useful bound (and progress shows it rise):
         the search for the optimum runs in rounds (:data:`~odtmip.dp.anytime.IMPROVE_NODES` search nodes, then
         twice as many each time), each followed by a pass: a search of the root under an upper bound B between
-        the bound proven and the best tree (a quarter of the way, then halfway), at most
-        :data:`~odtmip.dp.anytime.MAX_BOUND_PASSES` of them, as IDA* raises its bound
-        (:func:`~odtmip.dp.anytime.rounds_and_passes`). A pass that finds no tree proves objective > B; what the
-        rounds and passes solve stays in the cache, so each starts where the others left off (in total a few
-        percent more time, sometimes less). A pass that finds a tree has found the optimum. Needs ``cache`` and
+        the bound proven and the best tree (a quarter of the way, then halfway), with at most as many search
+        nodes as the round before it (:data:`~odtmip.dp.anytime.PASS_SHARE`; a pass stopped there goes on after
+        the next round), until :data:`~odtmip.dp.anytime.MAX_BOUND_PASSES` of them have proved their bound, as
+        IDA* raises its bound (:func:`~odtmip.dp.anytime.rounds_and_passes`). A pass that finds no tree proves
+        objective > B; what the rounds and passes solve stays in the cache, so each starts where the others left
+        off (in total 0-15 % more time). A pass that finds a tree has found the optimum. Needs ``cache`` and
         ``upper_bound``.
     fewest_nodes : bool
         Among the optimal trees return one with the fewest branch nodes (the objective is the pair
@@ -825,34 +826,44 @@ class DPSolver:
         stats["bound_passes"] = 0
         lb, end = -math.inf, None  # end: what the call returns, once a round or pass ended the search
 
+        def improve(search: Search) -> None:  # a root tree the search found is better than ``warm``
+            nonlocal warm
+            inc = search.incumbent
+            if math.isfinite(inc[INC_COST]):
+                spec, value = self._incumbent(inc)
+                warm = (spec, value, int(inc[INC_NODES]), d, n)
+
         def search_round(cap: int) -> bool:
-            nonlocal warm, lb, end
+            nonlocal lb, end
             cost, nodes, st, search, oom = self._run(d, n, warm[1], -1 if strict else warm[2], prm, nodes_cap=cap)
             stop = self._stop_status(st, oom, prm)
             if not st[kcommon.S_TIMEOUT] or stop is not None:
                 end = (warm, stop is None, cost, nodes, search, stop)
                 return True  # finished (the optimum, or the incumbent is), or stopped for good
-            inc = search.incumbent
-            if math.isfinite(inc[INC_COST]):  # a root tree better than the incumbent
-                spec, value = self._incumbent(inc)
-                warm = (spec, value, int(inc[INC_NODES]), d, n)
+            improve(search)
             lb = max(lb, self._lower_bound(search, d, n))
             end = (warm, False, math.inf, 0, search, None)
             return False
 
-        def bound_pass(target: float) -> bool:
+        def bound_pass(target: float, cap: int) -> str:
             nonlocal lb, end
-            cost, nodes, st, search, oom = self._run(d, n, target, NO_BOUND_NODES, prm, best=warm[1])
+            cost, nodes, st, search, oom = self._run(d, n, target, NO_BOUND_NODES, prm, best=warm[1], nodes_cap=cap)
             stop = self._stop_status(st, oom, prm)
-            # the first tree <= B found is optimal: every pass before proved that none is below
-            end = (warm, stop is None and math.isfinite(cost), cost, nodes, search, stop)
             if stop is not None:
-                return True
-            stats["bound_passes"] += 1
+                end = (warm, False, cost, nodes, search, stop)
+                return ENDED
             lb = max(lb, self._lower_bound(search, d, n))
-            return math.isfinite(cost)
+            if st[kcommon.S_TIMEOUT]:  # at its share of the nodes: the bound is what its cache knows
+                improve(search)
+                end = (warm, False, math.inf, 0, search, None)
+                return CAPPED
+            stats["bound_passes"] += 1
+            # the first tree <= B found is optimal: every pass before proved that none is below
+            end = (warm, math.isfinite(cost), cost, nodes, search, None)
+            return ENDED if math.isfinite(cost) else PROVED
 
-        rounds_and_passes(search_round, bound_pass, lambda i: pass_target(lb, warm[1], i == 0, self._tol == 0.0))
+        rounds_and_passes(search_round, bound_pass,
+                          lambda first: pass_target(lb, warm[1], first, self._tol == 0.0))
         return end
 
     def _stop_status(self, st: np.ndarray, out_of_memory: bool, prm: Params) -> Status | None:
