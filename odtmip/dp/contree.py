@@ -395,7 +395,7 @@ class ContreeSolver:
                 nonlocal best, lb, end
                 end = self._search(prm, d, best[1], work_gib, memory_limit, cap, (best[1], lb))
                 _, _, st, work, out_of_memory = end
-                if not st[kcommon.S_TIMEOUT] or out_of_memory or self._limit_reached(st, prm):
+                if not st[kcommon.S_TIMEOUT] or out_of_memory or self._limit_reached(st, prm, cap):
                     return True
                 best = self._incumbent(work.incumbent, rows, d, best)
                 lb = max(lb, float(work.incumbent[I_BOUND]))
@@ -405,7 +405,7 @@ class ContreeSolver:
                 nonlocal best, lb, end
                 end = self._search(prm, d, target, work_gib, memory_limit, cap, shown=(best[1], lb))
                 value, exact, st, work, out_of_memory = end
-                if out_of_memory or self._limit_reached(st, prm):
+                if out_of_memory or self._limit_reached(st, prm, cap):
                     return ENDED
                 # root splits whose children were both solved exactly on the way are trees too
                 best = self._incumbent(work.incumbent, rows, d, best)
@@ -495,9 +495,12 @@ class ContreeSolver:
         self._pruned = self._pruned + work.pruned
         return value, exact, st, work, out_of_memory
 
-    def _limit_reached(self, st: np.ndarray, prm: Switches) -> bool:
-        """Whether the deadline or the solve's node limit (not a round's) stopped a search."""
-        return bool(st[kcommon.S_TIMEOUT]) and (self._totals[kcommon.S_NODES] > prm.node_limit
+    def _limit_reached(self, st: np.ndarray, prm: Switches, cap: int) -> bool:
+        """Whether a search that was to stop after ``cap`` search nodes stopped for good: at the deadline as its
+        kernels read the clock (the interpreter's also ends when the compiled kernels are ready) or at the solve's
+        node limit, not at its cap."""
+        nodes = st[kcommon.S_NODES]
+        return bool(st[kcommon.S_TIMEOUT]) and (nodes <= cap or self._totals[kcommon.S_NODES] > prm.node_limit
                                                  or time.perf_counter() >= prm.deadline)
 
     def _load(self, work, rows: np.ndarray) -> None:

@@ -836,7 +836,7 @@ class DPSolver:
         def search_round(cap: int) -> bool:
             nonlocal lb, end
             cost, nodes, st, search, oom = self._run(d, n, warm[1], -1 if strict else warm[2], prm, nodes_cap=cap)
-            stop = self._stop_status(st, oom, prm)
+            stop = self._stop_status(st, oom, prm, cap)
             if not st[kcommon.S_TIMEOUT] or stop is not None:
                 end = (warm, stop is None, cost, nodes, search, stop)
                 return True  # finished (the optimum, or the incumbent is), or stopped for good
@@ -848,7 +848,7 @@ class DPSolver:
         def bound_pass(target: float, cap: int) -> str:
             nonlocal lb, end
             cost, nodes, st, search, oom = self._run(d, n, target, NO_BOUND_NODES, prm, best=warm[1], nodes_cap=cap)
-            stop = self._stop_status(st, oom, prm)
+            stop = self._stop_status(st, oom, prm, cap)
             if stop is not None:
                 end = (warm, False, cost, nodes, search, stop)
                 return ENDED
@@ -866,11 +866,13 @@ class DPSolver:
                           lambda first: pass_target(lb, warm[1], first, self._tol == 0.0))
         return end
 
-    def _stop_status(self, st: np.ndarray, out_of_memory: bool, prm: Params) -> Status | None:
-        """What stopped a search of this call for good: the memory limit, the deadline or the call's node limit."""
+    def _stop_status(self, st: np.ndarray, out_of_memory: bool, prm: Params, cap: int) -> Status | None:
+        """What stopped a search of this call for good, one that was to stop after ``cap`` search nodes: the memory
+        limit, or the deadline as its kernels read the clock (the interpreter's also ends when the compiled
+        kernels are ready) or the call's node limit; None: it finished, or stopped at its cap."""
         if out_of_memory:
             return Status.MEMORY_LIMIT
-        if st[kcommon.S_TIMEOUT] and (self._totals[kcommon.S_NODES] > prm.node_limit
+        if st[kcommon.S_TIMEOUT] and (st[kcommon.S_NODES] <= cap or self._totals[kcommon.S_NODES] > prm.node_limit
                                       or time.perf_counter() >= prm.deadline):
             return Status.TIME_LIMIT
         return None
