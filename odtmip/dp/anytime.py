@@ -66,12 +66,13 @@ References
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
 
-from odtmip.dp._kernels._common import CNT_EQUIV, N_STATS, S_TIMEOUT
+from odtmip.dp._kernels._common import CNT_EQUIV, N_STATS, S_NODES, S_TIMEOUT
 from odtmip.dp._kernels._depth2 import R_FEATURE, R_LEFT, R_NODES, R_RIGHT, solve_terminal
 
 #: Search nodes of the first round of the search for the optimum before a bound pass; each round has twice as many.
@@ -96,6 +97,14 @@ def pass_target(lb: float, ub: float, first: bool, integral: bool) -> float | No
         target = math.floor(target)
         return float(target) if lb < target < ub - 1 else None
     return target if ub - lb > PASS_GAP * max(ub, 1.0) else None
+
+
+def stopped_for_good(st: np.ndarray, cap: int, total_nodes: int, node_limit: int, deadline: float) -> bool:
+    """Whether a round or pass whose statistics are ``st``, to stop after ``cap`` search nodes, stopped for good: at
+    the deadline as its kernels read the clock (the interpreter's also ends when the compiled kernels are ready),
+    or with ``total_nodes`` over the call's ``node_limit``; not at its cap, nor finished."""
+    return bool(st[S_TIMEOUT]) and (st[S_NODES] <= cap or total_nodes > node_limit
+                                    or time.perf_counter() >= deadline)
 
 
 def rounds_and_passes(search_round: Callable[[int], bool], bound_pass: Callable[[float, int], str],

@@ -79,6 +79,7 @@ from odtmip.dp.anytime import (
     ordered_split,
     pass_target,
     rounds_and_passes,
+    stopped_for_good,
 )
 from odtmip.dp.solver import (
     MAX_DEPTH_CAP,
@@ -134,9 +135,9 @@ class ContreeOptions:
         stopped early, and an upper bound for the pruning rules.
     bound_passes : bool
         With the greedy tree and no ``max_gap``: the search for the optimum in rounds, each followed by a search
-        of the root under an upper bound B below the best tree, which proves objective >= B when it finds no
-        tree (:func:`~odtmip.dp.anytime.rounds_and_passes`), so that a search stopped by its time limit reports
-        that bound. Needs ``cache`` and ``upper_bound``.
+        of the root under an upper bound B below the best tree with at most as many search nodes as the round
+        before it, which proves objective >= B when it finds no tree (:func:`~odtmip.dp.anytime.rounds_and_passes`),
+        so that a search stopped by its time limit reports that bound. Needs ``cache`` and ``upper_bound``.
     engine : {"auto", "compiled", "interpreted"}
         Who runs the kernels (:mod:`odtmip.dp._kernels._interpreted`; the same search either way, node for
         node). ``"auto"``: compiled once they are compiled in this process or in numba's cache on disk;
@@ -496,12 +497,9 @@ class ContreeSolver:
         return value, exact, st, work, out_of_memory
 
     def _limit_reached(self, st: np.ndarray, prm: Switches, cap: int) -> bool:
-        """Whether a search that was to stop after ``cap`` search nodes stopped for good: at the deadline as its
-        kernels read the clock (the interpreter's also ends when the compiled kernels are ready) or at the solve's
-        node limit, not at its cap."""
-        nodes = st[kcommon.S_NODES]
-        return bool(st[kcommon.S_TIMEOUT]) and (nodes <= cap or self._totals[kcommon.S_NODES] > prm.node_limit
-                                                 or time.perf_counter() >= prm.deadline)
+        """Whether a round or pass stopped for good (:func:`~odtmip.dp.anytime.stopped_for_good`), not at its
+        ``cap``."""
+        return stopped_for_good(st, cap, int(self._totals[kcommon.S_NODES]), prm.node_limit, prm.deadline)
 
     def _load(self, work, rows: np.ndarray) -> None:
         """Put ``rows`` at the search's level 0 of ``work``: sorted by every feature, with ranks, labels, weights."""

@@ -130,7 +130,16 @@ from odtmip.dp._kernels._search import (
     new_incumbent,
     new_levels,
 )
-from odtmip.dp.anytime import CAPPED, ENDED, PROVED, greedy_tree, pass_target, rounds_and_passes, terminal_solver
+from odtmip.dp.anytime import (
+    CAPPED,
+    ENDED,
+    PROVED,
+    greedy_tree,
+    pass_target,
+    rounds_and_passes,
+    stopped_for_good,
+    terminal_solver,
+)
 from odtmip.exceptions import OptionError, ResourceError, VerificationError
 from odtmip.options import MEMORY_LIMIT, check_switches
 from odtmip.results import SolveResult, Status
@@ -867,13 +876,11 @@ class DPSolver:
         return end
 
     def _stop_status(self, st: np.ndarray, out_of_memory: bool, prm: Params, cap: int) -> Status | None:
-        """What stopped a search of this call for good, one that was to stop after ``cap`` search nodes: the memory
-        limit, or the deadline as its kernels read the clock (the interpreter's also ends when the compiled
-        kernels are ready) or the call's node limit; None: it finished, or stopped at its cap."""
+        """What stopped a round or pass of this call for good (:func:`~odtmip.dp.anytime.stopped_for_good`): the
+        memory limit, the deadline or the call's node limit; None: it finished, or stopped at its ``cap``."""
         if out_of_memory:
             return Status.MEMORY_LIMIT
-        if st[kcommon.S_TIMEOUT] and (st[kcommon.S_NODES] <= cap or self._totals[kcommon.S_NODES] > prm.node_limit
-                                      or time.perf_counter() >= prm.deadline):
+        if stopped_for_good(st, cap, int(self._totals[kcommon.S_NODES]), prm.node_limit, prm.deadline):
             return Status.TIME_LIMIT
         return None
 
