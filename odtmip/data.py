@@ -174,9 +174,11 @@ class Dataset:
         new.sample_weight = _check_weights(sample_weight, self.n_samples)
         return new
 
-    def misclassifications(self, tree: Tree) -> float:
-        """Weighted count of training rows ``tree`` misclassifies, by routing the raw data through it."""
-        wrong = tree.predict_index(self.X) != self.y
+    def misclassifications(self, tree: Tree, leaves: np.ndarray | None = None) -> float:
+        """Weighted count of training rows ``tree`` misclassifies, by routing the raw data through it (or from
+        ``leaves``, the leaf each row reaches, ``tree.apply(self.X)``, when the caller has routed them)."""
+        leaves = tree.apply(self.X) if leaves is None else leaves
+        wrong = tree.labels_at(leaves) != self.y
         return float(self.weights[wrong].sum())
 
     def describe(self) -> str:

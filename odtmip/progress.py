@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import logging
 import math
 import threading
@@ -101,6 +102,10 @@ def warm_up(what: str):
             try:
                 with compiling(what):
                     body()
+                    # loading (or compiling) the kernels leaves some hundred thousand new objects of numba's to
+                    # the cyclic garbage collector, whose first full pass over them takes about 0.08 s: here, as
+                    # part of the load, instead of inside the first solve that allocates a few thousand objects
+                    gc.collect()
             finally:
                 _WARMING[0] -= 1
             seconds = time.perf_counter() - t0

@@ -326,8 +326,11 @@ class Tree:
 
     def predict_index(self, X) -> np.ndarray:
         """Class index (0..K-1) predicted for each row."""
-        labels = np.array([node.label for node in self.nodes])
-        return labels[self.apply(X)]
+        return self.labels_at(self.apply(X))
+
+    def labels_at(self, nodes: np.ndarray) -> np.ndarray:
+        """Class index of each of ``nodes`` (indices into ``self.nodes``, such as :meth:`apply` gives)."""
+        return np.array([node.label for node in self.nodes])[nodes]
 
     def predict(self, X) -> np.ndarray:
         """Original class label predicted for each row."""

@@ -1096,13 +1096,14 @@ def verify_tree(dataset: Dataset, tree: Tree, value: float, penalty: float, min_
                 nodes: int) -> None:
     """Check a search's ``tree`` against its ``value`` (errors + penalty x branch nodes, recomputed by routing
     ``dataset``), the limits ``depth`` and ``nodes`` and ``min_leaf``; :class:`VerificationError` if not."""
-    objective = dataset.misclassifications(tree) + penalty * tree.n_branch_nodes
+    leaves = tree.apply(dataset.X)
+    objective = dataset.misclassifications(tree, leaves) + penalty * tree.n_branch_nodes
     if not is_close(objective, value):
         raise VerificationError(f"search objective {value!r} but the rebuilt tree scores {objective!r}")
     if tree.depth > depth or tree.n_branch_nodes > nodes:
         raise VerificationError(f"rebuilt tree has depth {tree.depth} and {tree.n_branch_nodes} branch nodes; "
                                 f"limits are {depth} and {nodes}")
-    sizes = np.bincount(tree.apply(dataset.X), minlength=tree.n_nodes)
+    sizes = np.bincount(leaves, minlength=tree.n_nodes)
     small = [i for i, node in enumerate(tree.nodes) if node.is_leaf and 0 < sizes[i] < min_leaf]
     if small:
         raise VerificationError(f"leaves {small} hold fewer than min_leaf={min_leaf} rows")

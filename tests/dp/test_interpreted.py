@@ -266,7 +266,7 @@ def test_kernels_still_compiling_in_the_second_process_are_not_ready(monkeypatch
     kernel = contree.kcontree.solve_subtree
     assert kernel.signatures  # compiled in this process: ready whatever a second process does
     assert interp.compiled_ready(kernel, warm_up=contree.warm_up) and not ContreeSolver(ds)._interpreted
-    on_disk = types.SimpleNamespace(signatures=[], _cache=kernel._cache)  # as in a new process
+    on_disk = type("OnDisk", (), {"signatures": [], "_cache": kernel._cache})()  # as in a new process
     assert interp.compiled_ready(on_disk) and not interp.compiled_ready(on_disk, warm_up=contree.warm_up)
     assert interp.choose("auto", 1, 1, contree.warm_up, on_disk) and not interp.choose("auto", 1, 1, solver.warm_up,
                                                                                         on_disk)

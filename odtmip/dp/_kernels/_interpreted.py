@@ -277,11 +277,18 @@ def interpreted_first(solver, solve, time_limit: float | None, budget: float, co
     return dataclasses.replace(result, seconds=result.seconds + spent)
 
 
+#: The calls of :func:`compiled_ready` that found their dispatchers ready, as (warm-up, dispatchers): they stay so
+#: (reading ``signatures`` and the disk costs a tenth of a millisecond a kernel, a noticeable part of a small solve).
+_READY: set[tuple] = set()
+
+
 def compiled_ready(*dispatchers: Dispatcher, warm_up=None) -> bool:
     """True when every dispatcher is compiled in this process or has an index in numba's cache on disk (loading
     it then takes well under a second), so that running compiled costs no compile; but not from the disk while a
     second process of this one still compiles them by ``warm_up`` (:func:`compile_in_background`): the cache may
     hold some of the kernels and not yet the others."""
+    if (warm_up, dispatchers) in _READY:
+        return True
     proc = None if warm_up is None else _BACKGROUND.get(_key(warm_up))
     compiling = proc is not None and proc.poll() is None
     for d in dispatchers:
@@ -291,4 +298,5 @@ def compiled_ready(*dispatchers: Dispatcher, warm_up=None) -> bool:
         index = getattr(cache_file, "_index_path", None)
         if compiling or index is None or not os.path.exists(index):
             return False
+    _READY.add((warm_up, dispatchers))
     return True
