@@ -18,9 +18,10 @@ from odtmip.models.formulation import DPProblem
 from odtmip.options import validate
 from odtmip.pipeline import refuse_missing_numbers, solve_mip
 from odtmip.results import SolveResult, Status
+from odtmip.solvers import CHECKED_MODELS
 
-#: The formulations that state a DP equivalent.
-MODELS = tuple(name for name, f in FORMULATIONS.items() if f.dp_problem is not None)
+#: The formulations that state a DP equivalent (read from the solver table, which imports no engine).
+MODELS = CHECKED_MODELS
 # Options of the solve pipeline, not of a model.
 _PIPELINE_OPTIONS = ("time_limit", "warm_start", "highs", "lp_bound", "feed_dp", "memory_limit")
 

@@ -17,15 +17,16 @@ import os
 import sys
 
 from odtmip import __version__, datasets, deploy, metrics, progress
-from odtmip.check import MODELS
 from odtmip.compare import Variant, add_compare_command, grid, run_compare, solve_cell
 from odtmip.data import Dataset
 from odtmip.exceptions import OdtmipError, OptionError
 from odtmip.front import add_front_command, run_front
-from odtmip.models import FORMULATIONS, HighsOptions
 from odtmip.options import OPTIONS, Boolean, Choices, Interval, Option, validate
 from odtmip.results import SolveResult
-from odtmip.solvers import SOLVERS, solve
+from odtmip.solvers import CHECKED_MODELS, MIP_SOLVERS, SOLVERS, solve
+
+# Only the tables of solvers and options are read here: each engine (numba, Pyomo and HiGHS, scikit-learn) is
+# imported by the command that runs it, so that `odtmip --version` and `odtmip fit --help` answer at once.
 
 log = logging.getLogger("odtmip")
 
@@ -117,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     chk = sub.add_parser("check", help="solve with a MIP model and with the DP and compare the optima")
     chk.add_argument("data", help="a bundled dataset name (see `odtmip datasets`) or a file path")
     _add_data_options(chk)
-    chk.add_argument("--model", default="gunluk", choices=MODELS, help="MIP model (default: gunluk)")
+    chk.add_argument("--model", default="gunluk", choices=CHECKED_MODELS, help="MIP model (default: gunluk)")
     _add_option(chk, "--depth", "max_depth", "D", default=2, help="balanced depth (default: 2)")
     _add_option(chk, "--time-limit", "time_limit", "S", help="seconds per solve")
     _add_option(chk, "--min-leaf", "min_leaf", "K")
@@ -195,7 +196,7 @@ def _add_model_options(p: argparse.ArgumentParser, constraints: bool = True) -> 
         _add_option(target, "--min-sensitivity", "min_sensitivity", "T")
     # Every other option a formulation declares, as --its-name (a new formulation's options appear by themselves).
     taken = {action.dest for action in p._actions} | _NO_FLAG
-    for name in dict.fromkeys(opt.name for f in FORMULATIONS.values() for opt in f.options):
+    for name in dict.fromkeys(opt.name for solver in MIP_SOLVERS for opt in OPTIONS[solver]):
         if name in taken:
             continue
         declared = _declared(name)
@@ -215,7 +216,9 @@ def _solver_options(args, solver: str) -> dict:
     """The solver options given on the command line (and the default depth), checked for ``solver``; with
     ``--log`` a MIP solver also gets HiGHS settings that echo its log."""
     given = {name: value for name, value in vars(args).items() if name in _ALL_OPTIONS and name != "positive"}
-    if args.log and solver not in ("dp", "contree"):
+    if args.log and solver in MIP_SOLVERS:
+        from odtmip.models import HighsOptions
+
         given["highs"] = HighsOptions(log=True)
     return validate(solver, **given)
 

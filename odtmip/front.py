@@ -8,13 +8,16 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from odtmip.data import Dataset
-from odtmip.dp.pareto import ParetoFront, ParetoSolver, confusion
 from odtmip.exceptions import OptionError
 from odtmip.solvers import solve
+
+if TYPE_CHECKING:
+    from odtmip.dp.pareto import ParetoFront
 
 
 def add_front_command(subparsers) -> argparse.ArgumentParser:
@@ -36,6 +39,7 @@ def add_front_command(subparsers) -> argparse.ArgumentParser:
 def run_front(args: argparse.Namespace) -> int:
     """``odtmip front``: solve the front, print it (table or JSON), draw it if asked."""
     from odtmip.cli import load_dataset  # the command line's data options
+    from odtmip.dp.pareto import ParetoSolver  # the DP engine (numba), imported when a front is solved
 
     data = load_dataset(args)
     front = ParetoSolver(data, positive=args.positive).front(args.depth, args.max_nodes, time_limit=args.time_limit)
@@ -71,6 +75,8 @@ def reference_rates(data: Dataset, depth: int, positive_index: int) -> dict[str,
     """(specificity, sensitivity) on the training data of scikit-learn's CART and of the accuracy-optimal tree
     (the DP) at ``depth``, both over the binary columns."""
     from sklearn.tree import DecisionTreeClassifier
+
+    from odtmip.dp.pareto import confusion
 
     w = data.weights
     P, N = float(w[data.y == positive_index].sum()), float(w[data.y != positive_index].sum())

@@ -36,7 +36,8 @@ import numpy as np
 
 from odtmip.exceptions import OptionError
 
-__all__ = ["CONTREE_OPTIONS", "DP_OPTIONS", "MEMORY_LIMIT", "MIN_LEAF", "OPTIONS", "REQUIRED", "TIME_LIMIT", "Boolean",
+__all__ = ["BINOCT_OPTIONS", "CONTREE_OPTIONS", "DP_OPTIONS", "GUNLUK_OPTIONS", "MEMORY_LIMIT", "OCT_H_OPTIONS",
+           "OCT_OPTIONS", "TARGET_OPTIONS", "MIN_LEAF", "OPTIONS", "REQUIRED", "TIME_LIMIT", "Boolean",
            "Choices", "Instance", "Interval", "Option", "defaults", "mip_options", "options_of", "physical_memory_gib",
            "validate"]
 
@@ -181,8 +182,8 @@ class Option:
 
 
 # ============================================================================================ declaration
-# Building blocks of the formulations' declarations (each formulation module declares its own options, listed in
-# its odtmip.models.formulation.Formulation record).
+# Every solver's options are declared here, as data that imports no engine (``odtmip fit --help`` reads them
+# without importing numba or Pyomo); a formulation's Formulation record names its tuple.
 TIME_LIMIT = Option("time_limit", (Interval(float, 0, None, "neither"),), None, "no time limit",
                     "seconds; at the limit the best tree so far is returned")
 MIN_LEAF = Option("min_leaf", (Interval(int, 1),), 1, None, "rows (unweighted) every non-empty leaf must hold")
@@ -280,27 +281,101 @@ CONTREE_OPTIONS: tuple[Option, ...] = (
 )
 
 
-class _Declarations(Mapping):
-    """``{solver: its options}``: the DP's and every registered formulation's, read from the registry on first
-    use (so that ``import odtmip`` does not import Pyomo)."""
+#: The options of every formulation that takes the two-class objectives (fields of its options dataclass,
+#: :mod:`odtmip.models.rates`).
+TARGET_OPTIONS: tuple[Option, ...] = (
+    Option("class_weight", (Interval(float, 0, None, "neither"),), 1.0, None,
+           "C: a misclassified negative costs C (objective FN + C FP)"),
+    Option("min_specificity", (Interval(float, 0, 1),), None, "no target",
+           "minimise FN s.t. TNR >= T (TN >= ceil(T x negatives), weights), [GKLMS] §4.6"),
+    Option("min_sensitivity", (Interval(float, 0, 1),), None, "no target",
+           "minimise FP s.t. TPR >= T (TP >= ceil(T x positives), weights), [GKLMS] §4.6"),
+    Option("positive", (Interval(int, 0, 1),), 1, None,
+           "index of the positive class among the Dataset's sorted labels"),
+)
 
-    def _table(self) -> dict[str, tuple[Option, ...]]:
-        from odtmip.models import FORMULATIONS
+#: The options of Günlük et al.'s model (``odtmip.models.gunluk``).
+GUNLUK_OPTIONS: tuple[Option, ...] = (
+    Option("max_depth", (Interval(int, 1, 12),), 2, None,
+           "D: the tree is topology balanced-D (ignored when a topology is given)"),
+    *mip_options("odtmip.models.gunluk:GunlukOptions", ("dp", "none")),
+    Option("topology", (Instance("builtins:str"),), "depth2", None,
+           "tree shape: depth2, depth2.5, depth3, imbalanced, balanced-D or a shape such as '((L L) (L L))'"),
+    Option("strengthen", (Boolean(),), True, None, "(11)-(12) instead of (5)-(6), [GKLMS] §4.3.1"),
+    Option("anchors", (Boolean(),), True, None, "symmetry breaking (13), [GKLMS] §4.3.2"),
+    Option("delete_variables", (Boolean(),), True, None,
+           "routing variables only for correct (sample, leaf) pairs (14), [GKLMS] §4.3.3"),
+    Option("relax", (Boolean(),), True, None,
+           "Proposition 3: v, and z at leaf-adjacent nodes, continuous where valid, [GKLMS] §4.3.4"),
+    Option("ordinal", (Boolean(),), True, None, "numeric bucket groups split as thresholds, [GKLMS] §4.4"),
+    Option("order_symmetry", (Boolean(),), False, None,
+           "the w = 1 symmetry breaking of [GKLMS] §4.4-4.5 (instead of anchors)"),
+    Option("max_card", (Interval(int, 1),), None, "no limit", "max.card of categorical subsets, [GKLMS] §4.5"),
+    Option("class_weight", (Interval(float, 0, None, "neither"),), 1.0, None,
+           "C of [GKLMS] (8a): weight of a correct negative"),
+    Option("min_specificity", (Interval(float, 0, 1),), None, "no target",
+           "maximise sensitivity s.t. TNR >= T, [GKLMS] §4.6 (corrected (15))"),
+    Option("min_sensitivity", (Interval(float, 0, 1),), None, "no target",
+           "maximise specificity s.t. TPR >= T, [GKLMS] §4.6 (corrected (15))"),
+    Option("positive", (Interval(int, 0, 1),), 1, None,
+           "index of the positive class among the Dataset's sorted labels"),
+    Option("feature_selection", (Boolean(),), False, None,
+           "keep only the groups a CART tree uses on 90 percent of the data, [GKLMS] §5"),
+    Option("random_state", (Interval(int, 0, 2**32 - 1),), 0, None, "seed of the CART feature selection"),
+)
 
-        return {"dp": DP_OPTIONS, "contree": CONTREE_OPTIONS, **{name: f.options for name, f in FORMULATIONS.items()}}
+#: The options of BinOCT (``odtmip.models.binoct``).
+BINOCT_OPTIONS: tuple[Option, ...] = (
+    Option("max_depth", (Interval(int, 1),), REQUIRED, None, "K: depth of the complete tree"),
+    *mip_options("odtmip.models.binoct:BinOCTOptions", ("dp", "none")),
+    Option("leaf_penalty", (Interval(float, 0),), 0.0, None,
+           "lambda: errors / W + lambda x non-empty leaves (RBinOCT); 0: plain BinOCT"),
+    Option("thresholds", (Choices(("all", "boundary")),), "all", None,
+           "candidate thresholds: every midpoint, or the reference code's class-boundary shortcut"),
+    Option("root_pass_through", (Boolean(),), None, "on exactly when leaf_penalty > 0",
+           "binary s that makes the single leaf representable"),
+    Option("bits", (Choices(("trie", "reference")),), "trie", None,
+           "bits per node: the trie depth, or the reference code's 1 + floor(log2 T_max)"),
+    Option("surplus_bit_fix", (Boolean(),), True, None, "fix the bits a chosen feature does not use to 0"),
+    *TARGET_OPTIONS,
+)
 
-    def __getitem__(self, solver: str) -> tuple[Option, ...]:
-        return self._table()[solver]
+_OCT_COMMON = (
+    *mip_options("odtmip.models.oct:OCTOptions", ("dp", "cart", "none")),
+    Option("alpha", (Interval(float, 0),), 0.0, None,
+           "complexity alpha: objective = errors / L_hat + alpha x splits (OCT-H: x features used)"),
+    Option("min_leaf", MIN_LEAF.allowed, 1, None, "N_min: rows (unweighted) every non-empty leaf must hold"),
+    Option("mu", (Interval(float, 0, 1, "neither"),), 0.005, None,
+           "OCT-H margin of the strict inequality, in scaled units"),
+    Option("complexity", (Choices(("features", "splits")),), "features", None,
+           "OCT-H complexity term: features used over all splits, or splits"),
+    Option("epsilon_floor", (Interval(float, 0, 1, "neither"),), 1e-4, None,
+           "lower bound on each feature's epsilon (strict inequalities)"),
+    *TARGET_OPTIONS,
+)
 
-    def __iter__(self):
-        return iter(self._table())
+#: The options of OCT (``odtmip.models.oct``).
+OCT_OPTIONS: tuple[Option, ...] = (
+    Option("max_depth", (Interval(int, 0, 12),), REQUIRED, None, "D: depth of the complete tree"),
+    *_OCT_COMMON,
+    Option("scaling", (Choices(("rank", "minmax")),), None, "'rank'",
+           "feature scaling: ranks, or min-max (an affine map)"),
+    Option("hyperplanes", (Boolean(),), False, None, "OCT-H: hyperplane splits (the solver oct-h)"),
+)
+#: The options of OCT-H (``odtmip.models.oct`` with hyperplane splits).
+OCT_H_OPTIONS: tuple[Option, ...] = (
+    Option("max_depth", (Interval(int, 0, 12),), REQUIRED, None, "D: depth of the complete tree"),
+    *_OCT_COMMON,
+    Option("scaling", (Choices(("minmax",)),), None, "'minmax'",
+           "feature scaling: min-max (a hyperplane in ranks is no hyperplane in the data)"),
+)
 
-    def __len__(self) -> int:
-        return len(self._table())
-
-
-#: The options of each solver, by solver name.
-OPTIONS: Mapping[str, tuple[Option, ...]] = _Declarations()
+#: The options of each solver, by solver name: the DP, ConTree and every MIP formulation of
+#: :data:`odtmip.models.FORMULATIONS` (whose records name the same tuples).
+OPTIONS: Mapping[str, tuple[Option, ...]] = {
+    "dp": DP_OPTIONS, "contree": CONTREE_OPTIONS, "gunluk": GUNLUK_OPTIONS, "binoct": BINOCT_OPTIONS,
+    "oct": OCT_OPTIONS, "oct-h": OCT_H_OPTIONS,
+}
 
 
 # ============================================================================================ checks

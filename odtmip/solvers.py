@@ -1,9 +1,10 @@
 """Every solver behind one call: ``odtmip.solve(dataset, solver=..., **options)``.
 
 :data:`SOLVERS` maps a solver's name to a :class:`SolverSpec`: the function that runs it, a summary and its
-options (declared once, see :mod:`odtmip.options`). The DP is one entry; every MIP formulation comes from
-:data:`odtmip.models.FORMULATIONS`, read on first use so that ``import odtmip`` does not import Pyomo. The
-command line and the estimator both go through :func:`solve`.
+options (declared once, see :mod:`odtmip.options`): the DP, ConTree, and every MIP formulation of
+:data:`odtmip.models.FORMULATIONS` (a test holds the two tables together). The table names modules and functions,
+so that ``import odtmip`` and the command line's parser import no engine. The command line and the estimator both
+go through :func:`solve`.
 """
 
 from __future__ import annotations
@@ -19,11 +20,14 @@ from odtmip.results import SolveResult
 
 @dataclass(frozen=True)
 class SolverSpec:
-    """A solver: ``module:function`` to call with ``(dataset, **options)``, and a one-line summary."""
+    """A solver: ``module:function`` to call with ``(dataset, **options)``, a one-line summary, and whether it is a
+    MIP formulation (``mip``) that ``odtmip check`` compares with the DP (``checked``: it has a DP equivalent)."""
 
     name: str
     target: str
     summary: str
+    mip: bool = False
+    checked: bool = False
 
     @property
     def options(self) -> dict[str, Option]:
@@ -35,34 +39,30 @@ class SolverSpec:
         return getattr(importlib.import_module(module), func)
 
 
-_DP = SolverSpec("dp", "odtmip.dp:solve_numeric",
-                 "dynamic programming: MurTree on binary columns, ConTree on every threshold of numeric columns")
-_CONTREE = SolverSpec("contree", "odtmip.dp:solve_contree",
-                      "ConTree: DP over every threshold of the numeric columns (exact, anytime)")
+def _spec(name: str, target: str, summary: str, checked: bool = False) -> tuple[str, SolverSpec]:
+    return name, SolverSpec(name, target, summary, mip=target.startswith("odtmip.models."), checked=checked)
 
 
-class _Solvers(Mapping):
-    """``{name: SolverSpec}``: the DP, ConTree, then every registered MIP formulation (its ``solve_<name>``)."""
+#: Every solver, by name: the DP, ConTree, then every MIP formulation of :data:`odtmip.models.FORMULATIONS` (its
+#: ``solve_<name>``), named here so that reading the table imports neither engine.
+SOLVERS: Mapping[str, SolverSpec] = dict([
+    _spec("dp", "odtmip.dp:solve_numeric",
+          "dynamic programming: MurTree on binary columns, ConTree on every threshold of numeric columns"),
+    _spec("contree", "odtmip.dp:solve_contree",
+          "ConTree: DP over every threshold of the numeric columns (exact, anytime)"),
+    _spec("gunluk", "odtmip.models.gunluk:solve_gunluk",
+          "Günlük et al. categorical-subset MIP on HiGHS, warm-started from the DP", checked=True),
+    _spec("binoct", "odtmip.models.binoct:solve_binoct",
+          "Verwer & Zhang BinOCT, or regularised BinOCT with a leaf penalty, on HiGHS, warm-started from the DP",
+          checked=True),
+    _spec("oct", "odtmip.models.oct:solve_oct",
+          "Bertsimas & Dunn OCT (axis-aligned) on HiGHS, with the d = 0 fix, warm-started from the DP", checked=True),
+    _spec("oct-h", "odtmip.models.oct:solve_oct_h", "Bertsimas & Dunn OCT-H (hyperplane splits) on HiGHS"),
+])
 
-    def _table(self) -> dict[str, SolverSpec]:
-        from odtmip.models import FORMULATIONS
-
-        mips = {name: SolverSpec(name, f"{f.solve.__module__}:{f.solve.__name__}", f.summary)
-                for name, f in FORMULATIONS.items()}
-        return {"dp": _DP, "contree": _CONTREE, **mips}
-
-    def __getitem__(self, name: str) -> SolverSpec:
-        return self._table()[name]
-
-    def __iter__(self):
-        return iter(self._table())
-
-    def __len__(self) -> int:
-        return len(self._table())
-
-
-#: Every solver, by name.
-SOLVERS: Mapping[str, SolverSpec] = _Solvers()
+#: The MIP formulations, and those ``odtmip check`` compares with the DP.
+MIP_SOLVERS: tuple[str, ...] = tuple(name for name, spec in SOLVERS.items() if spec.mip)
+CHECKED_MODELS: tuple[str, ...] = tuple(name for name, spec in SOLVERS.items() if spec.checked)
 
 
 def solve(dataset: Dataset, solver: str = "dp", **options) -> SolveResult:

@@ -130,7 +130,7 @@ from odtmip.models import rates
 from odtmip.models._highs import HighsOptions
 from odtmip.models.formulation import MEMORY_LIMIT, DPProblem, Formulation, merge_options
 from odtmip.models.rows import LinearRows, linear_sum, var_members
-from odtmip.options import REQUIRED, Boolean, Choices, Interval, Option, check_switches, mip_options
+from odtmip.options import BINOCT_OPTIONS, check_switches
 from odtmip.results import SolveResult
 from odtmip.tree import Split, Tree, branch, leaf
 
@@ -952,20 +952,6 @@ def solve_binoct(data: Dataset, max_depth: int, time_limit: float | None = None,
 
 
 # ------------------------------------------------------------------------------------------- registry
-OPTIONS = (
-    Option("max_depth", (Interval(int, 1),), REQUIRED, None, "K: depth of the complete tree"),
-    *mip_options("odtmip.models.binoct:BinOCTOptions", ("dp", "none")),
-    Option("leaf_penalty", (Interval(float, 0),), 0.0, None,
-           "lambda: errors / W + lambda x non-empty leaves (RBinOCT); 0: plain BinOCT"),
-    Option("thresholds", (Choices(("all", "boundary")),), "all", None,
-           "candidate thresholds: every midpoint, or the reference code's class-boundary shortcut"),
-    Option("root_pass_through", (Boolean(),), None, "on exactly when leaf_penalty > 0",
-           "binary s that makes the single leaf representable"),
-    Option("bits", (Choices(("trie", "reference")),), "trie", None,
-           "bits per node: the trie depth, or the reference code's 1 + floor(log2 T_max)"),
-    Option("surplus_bit_fix", (Boolean(),), True, None, "fix the bits a chosen feature does not use to 0"),
-    *rates.OPTIONS,
-)
 
 
 def _dp_problem(data: Dataset, max_depth: int, options: BinOCTOptions) -> DPProblem:
@@ -997,8 +983,7 @@ def _stats(m, options: BinOCTOptions) -> dict:
 
 FORMULATION = Formulation(
     name="binoct",
-    summary="Verwer & Zhang BinOCT, or regularised BinOCT with a leaf penalty, on HiGHS, warm-started from the DP",
-    options=OPTIONS,
+    options=BINOCT_OPTIONS,
     solve=solve_binoct,
     make_options=_make_options,
     build=build_model,

@@ -11,11 +11,15 @@ Adding a formulation
 --------------------
 1. Write ``odtmip/models/<name>.py`` after ``gunluk.py``: module docstring with references and an equation ->
    component table; an options dataclass; ``build_model`` and ``model_size`` (its size, counted without building
-   it); ``decode_tree``; ``warm_start_values``; ``loss``; ``dp_equivalent`` (or none); its
-   :class:`~odtmip.options.Option` declarations; a thin ``solve_<name>(data, max_depth, ...)`` that calls
-   :func:`odtmip.pipeline.solve_mip`; and at the end its ``FORMULATION = Formulation(...)``.
-2. Add one line to ``FORMULATIONS`` in ``odtmip/models/__init__.py``. ``odtmip.solve``, ``odtmip check``, the
-   command line's ``--solver`` and ``--model`` choices and the option checks all follow from it.
+   it); ``decode_tree``; ``warm_start_values``; ``loss``; ``dp_equivalent`` (or none); a thin
+   ``solve_<name>(data, max_depth, ...)`` that calls :func:`odtmip.pipeline.solve_mip`; and at the end its
+   ``FORMULATION = Formulation(...)``.
+2. Declare its options in :mod:`odtmip.options` (a tuple of :class:`~odtmip.options.Option` and an entry of
+   ``OPTIONS``), name it in ``SOLVERS`` (:mod:`odtmip.solvers`: its ``solve_<name>``, a summary, whether ``odtmip
+   check`` compares it with the DP) and add one line to ``FORMULATIONS`` in ``odtmip/models/__init__.py``: these
+   tables import no engine, so that the command line starts at once. ``odtmip.solve``, ``odtmip check``, the
+   command line's ``--solver`` and ``--model`` choices and the option checks all follow from them
+   (``tests/models/test_pipeline.py`` holds the three together).
 3. Tests: the model against brute force on tiny data and against the DP (``tests/crosscheck``); the
    import-contract test (``tests/unit/test_architecture.py``) covers the new module by itself.
 """
@@ -122,8 +126,6 @@ class Formulation:
     ----------
     name : str
         The solver's name (``odtmip.solve(data, name)``, ``odtmip fit --solver name``).
-    summary : str
-        One line for people.
     options : tuple of odtmip.options.Option
         The options a user may give, declared once (see :mod:`odtmip.options`).
     solve : callable
@@ -174,7 +176,6 @@ class Formulation:
     """
 
     name: str
-    summary: str
     options: tuple
     solve: Callable[..., Any]
     make_options: Callable[..., Any]

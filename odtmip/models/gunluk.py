@@ -68,7 +68,7 @@ from odtmip.models._highs import HighsOptions, paused_gc
 from odtmip.models.formulation import MEMORY_LIMIT, DPProblem, Formulation, merge_options
 from odtmip.models.rows import LinearRows, linear_sum, var_members
 from odtmip.models.topology import Topology
-from odtmip.options import Boolean, Instance, Interval, Option, check_switches, mip_options
+from odtmip.options import GUNLUK_OPTIONS, check_switches
 from odtmip.results import SolveResult
 from odtmip.tree import Tree, branch, leaf
 
@@ -890,34 +890,6 @@ def select_topology(data: Dataset, candidates=("depth2", "depth2.5", "depth3", "
 
 
 # ------------------------------------------------------------------------------------------- registry
-OPTIONS = (
-    Option("max_depth", (Interval(int, 1, 12),), 2, None,
-           "D: the tree is topology balanced-D (ignored when a topology is given)"),
-    *mip_options("odtmip.models.gunluk:GunlukOptions", ("dp", "none")),
-    Option("topology", (Instance("builtins:str"),), "depth2", None,
-           "tree shape: depth2, depth2.5, depth3, imbalanced, balanced-D or a shape such as '((L L) (L L))'"),
-    Option("strengthen", (Boolean(),), True, None, "(11)-(12) instead of (5)-(6), [GKLMS] §4.3.1"),
-    Option("anchors", (Boolean(),), True, None, "symmetry breaking (13), [GKLMS] §4.3.2"),
-    Option("delete_variables", (Boolean(),), True, None,
-           "routing variables only for correct (sample, leaf) pairs (14), [GKLMS] §4.3.3"),
-    Option("relax", (Boolean(),), True, None,
-           "Proposition 3: v, and z at leaf-adjacent nodes, continuous where valid, [GKLMS] §4.3.4"),
-    Option("ordinal", (Boolean(),), True, None, "numeric bucket groups split as thresholds, [GKLMS] §4.4"),
-    Option("order_symmetry", (Boolean(),), False, None,
-           "the w = 1 symmetry breaking of [GKLMS] §4.4-4.5 (instead of anchors)"),
-    Option("max_card", (Interval(int, 1),), None, "no limit", "max.card of categorical subsets, [GKLMS] §4.5"),
-    Option("class_weight", (Interval(float, 0, None, "neither"),), 1.0, None,
-           "C of [GKLMS] (8a): weight of a correct negative"),
-    Option("min_specificity", (Interval(float, 0, 1),), None, "no target",
-           "maximise sensitivity s.t. TNR >= T, [GKLMS] §4.6 (corrected (15))"),
-    Option("min_sensitivity", (Interval(float, 0, 1),), None, "no target",
-           "maximise specificity s.t. TPR >= T, [GKLMS] §4.6 (corrected (15))"),
-    Option("positive", (Interval(int, 0, 1),), 1, None,
-           "index of the positive class among the Dataset's sorted labels"),
-    Option("feature_selection", (Boolean(),), False, None,
-           "keep only the groups a CART tree uses on 90 percent of the data, [GKLMS] §5"),
-    Option("random_state", (Interval(int, 0, 2**32 - 1),), 0, None, "seed of the CART feature selection"),
-)
 
 
 def _stats(m, options: GunlukOptions) -> dict:
@@ -934,8 +906,7 @@ def _to_loss(m):
 
 FORMULATION = Formulation(
     name="gunluk",
-    summary="Günlük et al. categorical-subset MIP on HiGHS, warm-started from the DP",
-    options=OPTIONS,
+    options=GUNLUK_OPTIONS,
     solve=solve_gunluk,
     make_options=lambda max_depth, options, values: make_options(max_depth, options, **values),
     build=lambda data, max_depth, options: build_model(data, options),

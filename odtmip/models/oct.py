@@ -123,7 +123,7 @@ from odtmip.models import rates
 from odtmip.models._highs import HighsOptions
 from odtmip.models.formulation import MEMORY_LIMIT, DPProblem, Formulation, merge_options
 from odtmip.models.rows import LinearRows, linear_sum, var_members
-from odtmip.options import MIN_LEAF, REQUIRED, Boolean, Choices, Interval, Option, check_switches, mip_options
+from odtmip.options import OCT_H_OPTIONS, OCT_OPTIONS, check_switches
 from odtmip.results import SolveResult
 from odtmip.tree import Split, Tree, branch, leaf
 
@@ -1059,33 +1059,6 @@ def solve_oct_h(data: Dataset, max_depth: int, time_limit: float | None = None,
 
 
 # ------------------------------------------------------------------------------------------- registry
-_COMMON_OPTIONS = (
-    *mip_options("odtmip.models.oct:OCTOptions", ("dp", "cart", "none")),
-    Option("alpha", (Interval(float, 0),), 0.0, None,
-           "complexity alpha: objective = errors / L_hat + alpha x splits (OCT-H: x features used)"),
-    Option("min_leaf", MIN_LEAF.allowed, 1, None, "N_min: rows (unweighted) every non-empty leaf must hold"),
-    Option("mu", (Interval(float, 0, 1, "neither"),), 0.005, None,
-           "OCT-H margin of the strict inequality, in scaled units"),
-    Option("complexity", (Choices(("features", "splits")),), "features", None,
-           "OCT-H complexity term: features used over all splits, or splits"),
-    Option("epsilon_floor", (Interval(float, 0, 1, "neither"),), 1e-4, None,
-           "lower bound on each feature's epsilon (strict inequalities)"),
-    *rates.OPTIONS,
-)
-
-OPTIONS = (
-    Option("max_depth", (Interval(int, 0, 12),), REQUIRED, None, "D: depth of the complete tree"),
-    *_COMMON_OPTIONS,
-    Option("scaling", (Choices(("rank", "minmax")),), None, "'rank'",
-           "feature scaling: ranks, or min-max (an affine map)"),
-    Option("hyperplanes", (Boolean(),), False, None, "OCT-H: hyperplane splits (the solver oct-h)"),
-)
-OCT_H_OPTIONS = (
-    Option("max_depth", (Interval(int, 0, 12),), REQUIRED, None, "D: depth of the complete tree"),
-    *_COMMON_OPTIONS,
-    Option("scaling", (Choices(("minmax",)),), None, "'minmax'",
-           "feature scaling: min-max (a hyperplane in ranks is no hyperplane in the data)"),
-)
 
 
 def _make_options(max_depth, options, values) -> OCTOptions:
@@ -1164,10 +1137,9 @@ _SHARED = dict(
 )
 FORMULATION = Formulation(
     name="oct",
-    summary="Bertsimas & Dunn OCT (axis-aligned) on HiGHS, with the d = 0 fix, warm-started from the DP",
-    options=OPTIONS, solve=solve_oct, dp_problem=_dp_problem, **_SHARED,
+    options=OCT_OPTIONS, solve=solve_oct, dp_problem=_dp_problem, **_SHARED,
 )
 FORMULATION_H = Formulation(
-    name="oct-h", summary="Bertsimas & Dunn OCT-H (hyperplane splits) on HiGHS",
+    name="oct-h",
     options=OCT_H_OPTIONS, solve=solve_oct_h, dp_problem=None, fixed={"hyperplanes": True}, **_SHARED,
 )

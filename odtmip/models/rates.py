@@ -31,24 +31,12 @@ import pyomo.environ as pyo
 from odtmip.data import Dataset
 from odtmip.exceptions import DataError, OptionError
 from odtmip.metrics import count_target
-from odtmip.options import Interval, Option
 from odtmip.tree import Tree
-
-#: The options of every formulation that takes the two-class objectives (fields of its options dataclass).
-OPTIONS = (
-    Option("class_weight", (Interval(float, 0, None, "neither"),), 1.0, None,
-           "C: a misclassified negative costs C (objective FN + C FP)"),
-    Option("min_specificity", (Interval(float, 0, 1),), None, "no target",
-           "minimise FN s.t. TNR >= T (TN >= ceil(T x negatives), weights), [GKLMS] §4.6"),
-    Option("min_sensitivity", (Interval(float, 0, 1),), None, "no target",
-           "minimise FP s.t. TPR >= T (TP >= ceil(T x positives), weights), [GKLMS] §4.6"),
-    Option("positive", (Interval(int, 0, 1),), 1, None,
-           "index of the positive class among the Dataset's sorted labels"),
-)
 
 
 def check_options(options) -> None:
-    """The rules of :data:`OPTIONS` that tie fields together (called by the options dataclasses)."""
+    """The rules of :data:`odtmip.options.TARGET_OPTIONS` that tie fields together (called by the options
+    dataclasses)."""
     if not (isinstance(options.class_weight, (int, float)) and math.isfinite(options.class_weight)
             and options.class_weight > 0):
         raise OptionError(f"class_weight must be a positive number, got {options.class_weight!r}")

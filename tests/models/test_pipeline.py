@@ -15,6 +15,7 @@ from odtmip.datasets import load
 from odtmip.exceptions import OdtmipError, OptionError, ResourceError
 from odtmip.models import FORMULATIONS
 from odtmip.models.formulation import MEMORY_LIMIT, DPProblem, estimated_memory_gib
+from odtmip.options import OPTIONS
 from odtmip.pipeline import WARM_START_SHARE, Budget, solve_mip
 from odtmip.tree import Split, branch, leaf
 
@@ -28,11 +29,12 @@ def small_data(seed=0, n=30):
     return Dataset(X, y)
 
 
-def test_every_solver_name_comes_from_the_registry():
+def test_the_solver_table_names_every_formulation_of_the_registry():
     assert list(odtmip.SOLVERS) == ["dp", "contree", *FORMULATIONS]
     for name, f in FORMULATIONS.items():
         assert odtmip.SOLVERS[name].load() is f.solve
-        assert odtmip.SOLVERS[name].summary == f.summary
+        assert odtmip.SOLVERS[name].checked == (f.dp_problem is not None)
+        assert OPTIONS[name] is f.options
 
 
 @pytest.mark.parametrize("name, depth", [("gunluk", 2), ("binoct", 2), ("oct", 1)])
