@@ -54,6 +54,7 @@ import math
 import os
 import socket
 import sys
+import time
 import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -217,6 +218,9 @@ class Cell:
     lp_bound: bool = True
     threads: int | None = None
     log: bool = field(default=False, compare=False)  # echo HiGHS's log to stderr (not part of the run's identity)
+    # time.perf_counter() at the start of the command that runs the cell in this process (odtmip check): its time
+    # limit counts from there, not from the cell's start
+    started: float | None = field(default=None, compare=False)
 
     @property
     def key(self) -> str:
@@ -308,10 +312,13 @@ def solve_cell(cell: Cell, dp_required: bool = False):
     :class:`~odtmip.results.SolveResult`. ``odtmip check`` is this, for one cell."""
     from odtmip.check import MODELS, check
     from odtmip.models import HighsOptions
-    from odtmip.solvers import solve
+    from odtmip.solvers import MIN_SECONDS, solve
 
     v, data = cell.variant, cell.data
-    given = dict(v.options, time_limit=cell.time_limit, warm_start=cell.warm_start, lp_bound=cell.lp_bound,
+    time_limit = cell.time_limit
+    if time_limit is not None and cell.started is not None:
+        time_limit = max(time_limit - (time.perf_counter() - cell.started), MIN_SECONDS)
+    given = dict(v.options, time_limit=time_limit, warm_start=cell.warm_start, lp_bound=cell.lp_bound,
                  highs=HighsOptions(threads=cell.threads, seed=cell.seed, log=cell.log))
     report = None
     if v.solver in MODELS:

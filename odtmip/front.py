@@ -38,11 +38,12 @@ def add_front_command(subparsers) -> argparse.ArgumentParser:
 
 def run_front(args: argparse.Namespace) -> int:
     """``odtmip front``: solve the front, print it (table or JSON), draw it if asked."""
-    from odtmip.cli import load_dataset  # the command line's data options
+    from odtmip.cli import load_dataset, time_left  # the command line's data options and clock
     from odtmip.dp.pareto import ParetoSolver  # the DP engine (numba), imported when a front is solved
 
     data = load_dataset(args)
-    front = ParetoSolver(data, positive=args.positive).front(args.depth, args.max_nodes, time_limit=args.time_limit)
+    front = ParetoSolver(data, positive=args.positive).front(args.depth, args.max_nodes,
+                                                             time_limit=time_left(args, args.time_limit))
     if args.plot:
         plot_front(front, data, args.depth, args.plot)
     if args.json:

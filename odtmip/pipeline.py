@@ -6,10 +6,12 @@
    **memory guard**: the model's size, counted before it is built (:attr:`Formulation.size`), gives its estimated
    peak memory (:func:`~odtmip.models.formulation.estimated_memory_gib`); above ``memory_limit`` GiB the call
    stops there with a :class:`~odtmip.exceptions.ResourceError`;
-2. **budget**: ``time_limit`` covers the whole call from here on (:class:`Budget`): the model build, the warm
-   start's DP solves (together at most :data:`WARM_START_SHARE` of it; the DP's JIT compile, if they need one, is
-   left out and reported as ``stats["compile_seconds"]``), the LP bound, completing the starts and HiGHS, which
-   gets whatever is left;
+2. **budget**: ``time_limit`` covers the whole call from here on (:class:`Budget`): the warm start's DP solves
+   (together at most :data:`WARM_START_SHARE` of it, loading the DP's kernels included: a first run on a new
+   machine searches interpreted while a second process compiles them, see :mod:`odtmip.dp._kernels._interpreted`;
+   the seconds loading or compiling them are also reported as ``stats["compile_seconds"]``), the model build, the
+   LP bound, completing the starts and HiGHS, which gets whatever is left. A budget spent before the model is
+   built returns the best warm-start tree with status ``time_limit``;
 3. **warm start**: the DP optimum of the formulation's own DP problems (``"dp"``), the paper's CART tree
    (``"cart"``, where the formulation has one), a given :class:`~odtmip.tree.Tree`, or nothing; a DP tree that
    does not fit the model is skipped, a given tree that does not fit is an error. With ``feed_dp`` the other DP
@@ -71,12 +73,15 @@ class Budget:
     def elapsed(self) -> float:
         return time.perf_counter() - self.start
 
-    def exclude(self, seconds: float) -> None:
-        """Leave out ``seconds`` that were not the call's work (a JIT compile): the start and the deadline move by
-        them."""
-        self.start += seconds
-        if self.deadline is not None:
-            self.deadline += seconds
+    def seconds_left(self) -> float | None:
+        """What is left, as a solver's time limit: at least :data:`MIN_DP_SECONDS` (a solver then returns its first
+        tree); None without a limit."""
+        left = self.left()
+        return None if left is None else max(left, MIN_DP_SECONDS)
+
+    def spent(self) -> bool:
+        """True when the deadline has passed."""
+        return self.deadline is not None and time.perf_counter() >= self.deadline
 
 
 def formulation(name: str) -> Formulation:
@@ -103,14 +108,12 @@ def dp_solutions(problems: Sequence[DPProblem], budget: Budget, memory_limit: fl
     solved = []
     for problem in problems:
         for depth in problem.depths:
-            left = budget.left()
             try:
-                result = problem.solve(depth, None if left is None else max(left, MIN_DP_SECONDS), memory_limit)
+                result = problem.solve(depth, budget.seconds_left(), memory_limit)
             except ResourceError as exc:
                 if refused is not None:
                     refused.append(str(exc))
                 break  # its other depths have the same columns
-            budget.exclude(result.stats.get("compile_seconds", 0.0))
             solved.append((problem, depth, result))
     return solved
 
@@ -179,13 +182,16 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
             f"{memory_limit:g} GiB; use a smaller depth or fewer thresholds/features, or raise memory_limit")
 
     t = time.perf_counter()
+    trees = _start_trees(f, data, max_depth, opts, warm_start, feed_dp, dp_solved, budget, stats, memory_limit)
+    stats["warm_start_seconds"] = time.perf_counter() - t
+    if budget.spent():  # nothing left to build the model in: the best start tree is the answer
+        return _before_the_model(name, f, data, opts, trees, stats, budget)
+
+    t = time.perf_counter()
     m = f.build(data, max_depth, opts)
     stats["build_seconds"] = time.perf_counter() - t
     stats.update(f.stats(m, opts))
-
-    t = time.perf_counter()
-    starts = _warm_starts(f, m, data, max_depth, opts, warm_start, feed_dp, dp_solved, budget, stats, memory_limit)
-    stats["warm_start_seconds"] = time.perf_counter() - t
+    starts = _embedded(f, m, data, opts, trees, warm_start, stats)
     first = starts[0] if starts and warm_start not in (None, "none") else None
     more = [values for _, values in starts[1:]] if feed_dp else []
     if feed_dp and first is None:
@@ -209,15 +215,13 @@ def _seconds(budget: Budget) -> float | None:
     return None if left is None else max(left, 1e-3)
 
 
-def _warm_starts(f: Formulation, m, data: Dataset, max_depth, opts, warm_start, feed_dp: bool, dp_solved,
-                 budget: Budget, stats: dict, memory_limit: float | None) -> list[tuple[Tree, list]]:
-    """The start trees that fit the model with their (variable, value) pairs, best (lowest loss) first. A DP
-    start refused by the memory limit falls back to the formulation's CART start, if it has one."""
+def _start_trees(f: Formulation, data: Dataset, max_depth, opts, warm_start, feed_dp: bool, dp_solved,
+                 budget: Budget, stats: dict, memory_limit: float | None) -> list[Tree]:
+    """The candidate start trees: the given one, the CART tree, or the DP trees (solved here within
+    :data:`WARM_START_SHARE` of the budget unless ``dp_solved`` has them). A DP start refused by the memory limit
+    falls back to the formulation's CART start, if it has one."""
     if isinstance(warm_start, Tree):
-        values = f.embed(m, data, warm_start)
-        if values is None:
-            raise OptionError(f"the warm-start tree does not fit the {f.name} model (its depth, shape or splits)")
-        return [(warm_start, values)]
+        return [warm_start]
     if warm_start == "cart":
         trees = [f.cart(data, max_depth, opts)]
     elif warm_start == "dp" or feed_dp:
@@ -225,10 +229,8 @@ def _warm_starts(f: Formulation, m, data: Dataset, max_depth, opts, warm_start, 
         if dp_solved is None:
             dp_solved = dp_solutions(f.starts(data, max_depth, opts), budget.part(WARM_START_SHARE), memory_limit,
                                      refused)
-            # the DP's JIT compile (or loading it from numba's disk cache), when its solves needed one, is reported
-            # apart and never counts against the time limit
+            # the DP's kernels loaded or compiled for these solves (counted in the budget, as everything is)
             compiled = sum(result.stats.get("compile_seconds", 0.0) for _, _, result in dp_solved)
-            budget.exclude(compiled)
             if compiled:
                 stats["compile_seconds"] = compiled
         trees = [result.tree for _, _, result in dp_solved if result.tree is not None]
@@ -244,11 +246,36 @@ def _warm_starts(f: Formulation, m, data: Dataset, max_depth, opts, warm_start, 
             trees = [tree for tree in trees if f.accepts(data, tree, opts)]
     else:
         return []
+    return trees
+
+
+def _embedded(f: Formulation, m, data: Dataset, opts, trees: list[Tree], warm_start,
+              stats: dict) -> list[tuple[Tree, list]]:
+    """The start trees that fit the model with their (variable, value) pairs, best (lowest loss) first; a given
+    tree that does not fit is an error."""
+    if isinstance(warm_start, Tree):
+        values = f.embed(m, data, warm_start)
+        if values is None:
+            raise OptionError(f"the warm-start tree does not fit the {f.name} model (its depth, shape or splits)")
+        return [(warm_start, values)]
     fitting = [(tree, f.embed(m, data, tree)) for tree in trees]
     fitting = [(tree, values) for tree, values in fitting if values is not None]
     if trees and not fitting:
         stats["warm_start_note"] = f"no {warm_start} tree fits the model; solved without a start"
     return sorted(fitting, key=lambda start: f.loss(data, start[0], opts))  # stable: ties keep their order
+
+
+def _before_the_model(name: str, f: Formulation, data: Dataset, opts, trees: list[Tree], stats: dict,
+                      budget: Budget) -> SolveResult:
+    """The result of a call whose time limit ended before the model was built: the best start tree (lowest loss),
+    status ``time_limit``; no tree when there was no start."""
+    stats["incumbent"] = "the warm start (the time limit ended before the model was built)"
+    if not trees:
+        return SolveResult(solver=name, status=Status.TIME_LIMIT, stop_reason="time_limit", tree=None,
+                           objective=None, bound=-math.inf, seconds=budget.elapsed(), stats=stats)
+    tree = min(trees, key=lambda t: f.loss(data, t, opts))
+    return SolveResult(solver=name, status=Status.TIME_LIMIT, stop_reason="time_limit", tree=tree,
+                       objective=f.loss(data, tree, opts), bound=-math.inf, seconds=budget.elapsed(), stats=stats)
 
 
 def _result(name: str, f: Formulation, m, data: Dataset, opts, run, to_loss, stats: dict,

@@ -98,12 +98,10 @@ from odtmip.tree import Split, branch, leaf
 
 #: Group kinds whose raw column ConTree splits at every midpoint.
 NUMERIC_KINDS = ("ordinal", "thresholds")
-#: Seconds per process the interpreted kernels search under ``engine="auto"`` before ConTree compiles them and
-#: starts again, where no second process compiles them meanwhile (one core, numba's cache off): about a third of the
-#: compile (6-8 s), so work too big for the interpreter costs at most a third more.
+#: Seconds per process the interpreted kernels search under ``engine="auto"`` before ConTree compiles them and starts
+#: again, where no second process compiles them meanwhile (numba's cache off; one core without a time limit): about a
+#: third of the compile (6-8 s), so work too big for the interpreter costs at most a third more.
 INTERPRETED_SECONDS = 2.5
-#: ... and only on data of at most this many rows x features (one search node scans them all).
-INTERPRETED_CELLS = 10**5
 
 
 @dataclass(frozen=True)
@@ -141,10 +139,10 @@ class ContreeOptions:
     engine : {"auto", "compiled", "interpreted"}
         Who runs the kernels (:mod:`odtmip.dp._kernels._interpreted`; the same search either way, node for
         node). ``"auto"``: compiled once they are compiled in this process or in numba's cache on disk;
-        before that, on data of at most :data:`INTERPRETED_CELLS` rows x features, the Python interpreter
-        searches while a second process compiles them into the cache (about 6 s; without one, for up to
-        :data:`INTERPRETED_SECONDS` per process), and at most a quarter of a time limit; a search it has not
-        finished by then loads them and starts again. ``"interpreted"``: the interpreter, to the end.
+        before that the Python interpreter searches while a second process compiles them into the cache (about
+        6 s; without one, for up to :data:`INTERPRETED_SECONDS` per process), then loads them and starts again
+        with what is left of the time limit; at the time limit the interpreter's best tree stands, so a time
+        limit is never spent waiting for a compile. ``"interpreted"``: the interpreter, to the end.
     """
 
     depth_two: bool = True
@@ -305,8 +303,7 @@ class ContreeSolver:
         self._labels = np.ascontiguousarray(dataset.y, dtype=np.int64)
         self._weights = np.ascontiguousarray(dataset.weights, dtype=np.float64)
         self._K = dataset.n_classes
-        self._interpreted = _interpreted.choose(self.options.engine, len(self._labels) * len(self.features.ranks),
-                                                INTERPRETED_CELLS, warm_up, kcontree.solve_subtree,
+        self._interpreted = _interpreted.choose(self.options.engine, warm_up, kcontree.solve_subtree,
                                                 kcontree.cached_split)
         self._k = _interpreted.modules(self._interpreted)  # the kernel modules it runs
         if self.options.sort_features and len(self.features.ranks) > 1:
@@ -358,8 +355,8 @@ class ContreeSolver:
 
     def _solve(self, depth: int, limit: float | None, gap: float, memory_limit: float | None) -> SolveResult:
         """:meth:`solve` with checked arguments, by the kernels ``self._k`` holds."""
-        compile_seconds = 0.0 if self._interpreted else warm_up()
         t0 = time.perf_counter()
+        compile_seconds = 0.0 if self._interpreted else warm_up()  # loading the kernels counts in the time limit
         n, F = len(self._labels), len(self.features.ranks)
         stats: dict = {"features": F, "splits": self.features.n_splits, "split_space": self.split_space(),
                        "tolerance": self._tol}

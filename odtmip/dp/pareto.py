@@ -76,11 +76,9 @@ from odtmip.tree import Tree, leaf
 #: The lower bound that says nothing.
 NO_BOUND = np.zeros((1, 2))
 #: Seconds per process the front search runs interpreted under ``engine="auto"`` before it compiles its kernels and
-#: searches again, where no second process compiles them meanwhile (one core, numba's cache off): about a third of
-#: the compile (about 20 s), so work too big for the interpreter costs at most a third more.
+#: searches again, where no second process compiles them meanwhile (numba's cache off; one core without a time limit):
+#: about a third of the compile (about 20 s), so work too big for the interpreter costs at most a third more.
 INTERPRETED_SECONDS = 6.0
-#: ... and only on data of at most this many rows x binary columns.
-INTERPRETED_CELLS = 10**5
 
 #: The named metrics (to maximise), each a function of the confusion counts.
 METRICS: dict[str, Callable[[Confusion], float]] = {
@@ -115,10 +113,10 @@ class ParetoOptions:
     engine : {"auto", "compiled", "interpreted"}
         Who runs the kernels (:mod:`odtmip.dp._kernels._interpreted`; the same search either way, node for
         node). ``"auto"``: compiled once they are compiled in this process or in numba's cache on disk; before
-        that, on data of at most :data:`INTERPRETED_CELLS` rows x columns, the Python interpreter searches while
-        a second process compiles them into the cache (about 20 s; without one, for up to
-        :data:`INTERPRETED_SECONDS` per process), and at most a quarter of a time limit; a search it has not
-        finished by then loads them and searches again. ``"interpreted"``: the interpreter, to the end.
+        that the Python interpreter searches while a second process compiles them into the cache (about 20 s;
+        without one, for up to :data:`INTERPRETED_SECONDS` per process), then loads them and searches again with
+        what is left of the time limit; at the time limit the interpreter's front stands, so a time limit is
+        never spent waiting for a compile. ``"interpreted"``: the interpreter, to the end.
     """
 
     depth_two: bool = True
@@ -274,8 +272,8 @@ class ParetoSolver:
     def _front(self, depth: int, nodes: int, limit: float | None, U: np.ndarray) -> ParetoFront:
         """:meth:`front` with checked arguments, by the kernels ``self._kp`` holds."""
         kern = self._kp
-        compile_seconds = 0.0 if self._interpreted else _warm_up_pareto()
         t0 = time.perf_counter()
+        compile_seconds = 0.0 if self._interpreted else _warm_up_pareto()  # loading counts in the time limit
         d = min(depth, nodes)
         n = min(nodes, (1 << d) - 1)
         prm = self._params if limit is None else self._params._replace(deadline=t0 + limit)
@@ -368,8 +366,8 @@ def _ceiling(points) -> np.ndarray:
 
 def _runs_interpreted(dataset: Dataset, options: ParetoOptions) -> bool:
     """Whether :class:`ParetoSolver` runs its kernels interpreted (:attr:`ParetoOptions.engine`)."""
-    return _interpreted.choose(options.engine, dataset.Xb.size, INTERPRETED_CELLS, _warm_up_pareto, kp.solve_front,
-                               kp.maximal, kp.root_bound, kp.allowed, kc.row_lists)
+    return _interpreted.choose(options.engine, _warm_up_pareto, kp.solve_front, kp.maximal, kp.root_bound, kp.allowed,
+                               kc.row_lists)
 
 
 @progress.warm_up("the Pareto-front kernels")
@@ -509,24 +507,22 @@ def solve_pareto(dataset: Dataset, max_depth: int = 3, max_nodes: int | None = N
     ('optimal', 1.0, 0.5)
     """
     checked = ParetoOptions() if options is None or not isinstance(options, ParetoOptions) else options
+    t0 = time.perf_counter()
     if _runs_interpreted(dataset, checked):
         compile_seconds = 0.0
-    else:  # before the clock starts, as in solve_dp (the front below reports 0)
+    else:  # loading the kernels counts in the time limit, as in solve_dp (the front below reports 0)
         compile_seconds = _warm_up_pareto()
-    t0 = time.perf_counter()
     solver = ParetoSolver(dataset, positive=positive, options=options)
     goal = objective_of(dataset, solver.positive_index, metric, min_sensitivity, min_specificity,
                         max_false_positives, max_false_negatives)
     limit = _check_time_limit(time_limit)
     deadline = math.inf if limit is None else t0 + limit
-    front = solver.front(max_depth, max_nodes, time_limit=limit, ceiling=goal.ceiling)
-    late = front.stats.get("compile_seconds", 0.0) if "interpreted_seconds" in front.stats else 0.0
-    t0 += late  # compiled after the interpreter's budget: not the solve's time
-    deadline += late
+    left = None if limit is None else max(deadline - time.perf_counter(), 1e-6)
+    front = solver.front(max_depth, max_nodes, time_limit=left, ceiling=goal.ceiling)
     stats = dict(front.stats, metric=goal.name, positive=solver.positive, positive_index=solver.positive_index,
                  fp_cap=goal.fp_cap, fn_cap=goal.fn_cap)
-    if compile_seconds + late:
-        stats["compile_seconds"] = compile_seconds + late
+    if compile_seconds:
+        stats["compile_seconds"] = compile_seconds + front.stats.get("compile_seconds", 0.0)
     best = best_point(front, goal)
 
     def loss(fp: float, fn: float) -> float:

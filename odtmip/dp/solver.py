@@ -160,12 +160,10 @@ EXACT_INTEGERS = 2.0**53
 COUNTING = ("auto", "bitset", "frequency")
 CACHE_KINDS = ("dataset", "branch", None)
 ENGINES = ("auto", "compiled", "interpreted", "pairwise")
-#: Seconds per process the search runs interpreted under ``engine="auto"`` before :class:`DPSolver` compiles its
-#: kernels and searches again, where no second process compiles them meanwhile (one core, numba's cache off): about
-#: a third of the compile (about 20 s), so work too big for the interpreter costs at most a third more.
+#: Seconds per process the search runs interpreted under ``engine="auto"`` before :class:`DPSolver` compiles its kernels
+#: and searches again, where no second process compiles them meanwhile (numba's cache off; one core without a time
+#: limit): about a third of the compile (about 20 s), so work too big for the interpreter costs at most a third more.
 INTERPRETED_SECONDS = 6.0
-#: ... and only on data of at most this many rows x binary columns.
-INTERPRETED_CELLS = 10**5
 
 
 @dataclass(frozen=True)
@@ -250,10 +248,10 @@ class DPOptions:
         compile, some hundred times slower. ``"pairwise"``: :mod:`odtmip.dp.pairwise`, in numpy only, for depth
         <= 4 and small data: nothing to compile. ``"auto"``: the pairwise engine for the problems
         :func:`odtmip.dp.pairwise.suits` accepts when every other switch has its default, else the search:
-        compiled once its kernels are compiled in this process or in numba's disk cache; before that, on data of
-        at most :data:`INTERPRETED_CELLS` rows x columns, interpreted while a second process compiles them into the
-        cache (without one, for up to :data:`INTERPRETED_SECONDS` per process), and at most a quarter of a time
-        limit; a search not finished by then loads them and searches again.
+        compiled once its kernels are compiled in this process or in numba's disk cache; before that, interpreted
+        while a second process compiles them into the cache (without one, for up to :data:`INTERPRETED_SECONDS`
+        per process), then compiled with what is left of the time limit; at the time limit the interpreter's best
+        tree stands, so a time limit is never spent waiting for a compile.
         The search and the pairwise engine both return an optimal tree with the fewest branch nodes; where several
         such trees exist they may return different ones. :class:`DPSolver` is always the search.
     """
@@ -348,9 +346,9 @@ def _runs_pairwise(dataset: Dataset, max_depth, options, memory_limit: float | N
 
 def _runs_interpreted(dataset: Dataset, options: DPOptions) -> bool:
     """Whether :class:`DPSolver` runs its kernels interpreted (:attr:`DPOptions.engine`)."""
-    return _interpreted.choose(options.engine, dataset.Xb.size, INTERPRETED_CELLS, warm_up, ksearch.solve_node,
-                               ksearch.root_bound, ksearch.split_bound, ksearch.optimal_entry, kcommon.row_lists,
-                               kcommon.effective_budget, kcommon.cap_budget, kdepth2.solve_terminal)
+    return _interpreted.choose(options.engine, warm_up, ksearch.solve_node, ksearch.root_bound, ksearch.split_bound,
+                               ksearch.optimal_entry, kcommon.row_lists, kcommon.effective_budget, kcommon.cap_budget,
+                               kdepth2.solve_terminal)
 
 
 def _check_time_limit(time_limit) -> float | None:
@@ -713,8 +711,8 @@ class DPSolver:
     def _solve(self, max_depth: int | None, node_limit: int | None, limit: float | None) -> SolveResult:
         """:meth:`solve` with checked arguments, by the kernels ``self._k`` holds."""
         unbounded, depth = max_depth is None, max_depth
-        compile_seconds = 0.0 if self._interpreted else warm_up()
         t0 = time.perf_counter()
+        compile_seconds = 0.0 if self._interpreted else warm_up()  # loading the kernels counts in the time limit
         stats: dict = {"engine": "interpreted" if self._interpreted else "compiled", "features": self._p,
                        "features_raw": int(self.dataset.Xb.shape[1]), "tolerance": self._tol}
         if compile_seconds:
@@ -1192,11 +1190,11 @@ def solve_dp(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | None 
         penalty, leaf_penalty = _check_penalties(penalty, leaf_penalty)
         return solve_pairwise(dataset, max_depth, max_nodes, min_leaf, penalty, leaf_penalty, limit)
     checked = DPOptions() if options is None else options  # DPSolver refuses anything else
+    t0 = time.perf_counter()
     if isinstance(checked, DPOptions) and _runs_interpreted(dataset, checked):
         compile_seconds = 0.0
     else:
-        compile_seconds = warm_up()  # before the clock starts (the solve below reports it)
-    t0 = time.perf_counter()
+        compile_seconds = warm_up()  # loading the kernels counts in the time limit (the solve below reports 0)
     solver = DPSolver(dataset, min_leaf=min_leaf, penalty=penalty, leaf_penalty=leaf_penalty, options=options,
                       memory_limit=memory_limit)
     prep = time.perf_counter() - t0

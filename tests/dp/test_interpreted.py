@@ -104,9 +104,6 @@ def test_auto_interprets_until_the_kernels_are_ready_and_then_compiles_within_th
     assert again.status is Status.OPTIMAL and again.bound == again.objective == reference.objective
     third = ContreeSolver(ds).solve(3)  # the process spent its budget: compiled at once
     assert third.stats["engine"] == "compiled" and "interpreted_seconds" not in third.stats
-    a_new_process(monkeypatch, contree, 60.0)
-    monkeypatch.setattr(contree, "INTERPRETED_CELLS", ds.n_samples * 4 - 1)  # too big a node: compiled at once
-    assert "interpreted_seconds" not in ContreeSolver(ds).solve(3).stats
     monkeypatch.undo()
     assert ContreeSolver(ds).solve(3).stats["engine"] == "compiled"  # compiled in this process by now
 
@@ -120,18 +117,22 @@ def a_new_process(monkeypatch, module, budget):
 
 def no_background(monkeypatch):
     monkeypatch.setattr(interp, "_SPENT", {})
-    monkeypatch.setattr(interp, "compile_in_background", lambda warm_up: None)
+    monkeypatch.setattr(interp, "compile_in_background", lambda warm_up, one_core=False: None)
 
 
 class PolicyProbe:
     """A solver as :func:`~odtmip.dp._kernels._interpreted.interpreted_first` sees it: interpreted until it compiles
-    (7 s); a solve finishes when it has no time limit or one of at least ``needs`` seconds, or runs compiled."""
+    (7 s); a solve finishes when it has no time limit or one of at least ``needs`` seconds, or runs compiled. An
+    interpreted solve marks ``background`` (a :class:`Compiling`) done when given: the kernels compiled meanwhile."""
 
-    def __init__(self, needs: float):
+    def __init__(self, needs: float, background=None):
         self._interpreted, self.options, self.needs, self.calls = True, types.SimpleNamespace(engine="auto"), needs, []
+        self.background = background
 
     def solve(self, limit):
         self.calls.append((self._interpreted, limit))
+        if self._interpreted and self.background is not None:
+            self.background.done = True
         done = not self._interpreted or limit is None or limit >= self.needs
         status = Status.OPTIMAL if done else Status.TIME_LIMIT
         return SolveResult("probe", status, status.value, None, None, 0.0, 0.5, {})
@@ -144,27 +145,26 @@ class PolicyProbe:
         return interp.interpreted_first(self, self.solve, time_limit, budget, self.compile, a_warm_up_that_fails)
 
 
-def test_the_interpreter_gets_the_budget_left_and_a_quarter_of_a_time_limit(monkeypatch):
+def test_without_a_second_process_a_time_limit_is_the_interpreter_s_and_no_limit_gets_the_budget(monkeypatch):
     no_background(monkeypatch)
     quick = PolicyProbe(needs=0.1)
     res = quick.run(None)
     assert quick.calls == [(True, 6.0)] and res.status is Status.OPTIMAL and "compile_seconds" not in res.stats
     quick = PolicyProbe(needs=0.1)
-    assert quick.run(2.0).status is Status.OPTIMAL and quick.calls == [(True, 0.5)]
-    slow = PolicyProbe(needs=10.0)
-    res = slow.run(20.0)  # a quarter of the time limit interpreted, then compiled with the rest
-    (first, second) = slow.calls
-    spent = res.stats["interpreted_seconds"]
-    assert first == (True, 5.0) and second == (False, 20.0 - spent)
-    assert res.status is Status.OPTIMAL and res.stats["compile_seconds"] == 7.0 and res.seconds == 0.5 + spent
+    assert quick.run(2.0).status is Status.OPTIMAL and quick.calls == [(True, 2.0)]
+    slow = PolicyProbe(needs=30.0)
+    res = slow.run(20.0)  # the whole time limit interpreted: a compile here would take it
+    assert slow.calls == [(True, 20.0)] and res.status is Status.TIME_LIMIT and "compile_seconds" not in res.stats
     monkeypatch.setattr(interp, "_SPENT", {})
     slow = PolicyProbe(needs=10.0)
     slow.run(None)  # the process's budget, then compiled without a limit
     assert slow.calls == [(True, 6.0), (False, None)]
     monkeypatch.setattr(interp, "_SPENT", {PolicyProbe: 6.0})
     spent = PolicyProbe(needs=0.1)
-    res = spent.run(20.0)  # the budget is spent: compiled at once
-    assert spent.calls == [(False, 20.0)] and "interpreted_seconds" not in res.stats
+    res = spent.run(None)  # the budget is spent: compiled at once
+    assert spent.calls == [(False, None)] and "interpreted_seconds" not in res.stats
+    spent = PolicyProbe(needs=0.1)
+    assert spent.run(20.0).status is Status.OPTIMAL and spent.calls == [(True, 20.0)]  # a limit: never compiled here
     asked = PolicyProbe(needs=10.0)
     asked.options.engine = "interpreted"
     assert asked.run(5.0).status is Status.TIME_LIMIT and asked.calls == [(True, 5.0)]  # the interpreter, to the end
@@ -185,20 +185,25 @@ class Compiling:
         return 0
 
 
-def test_the_interpreter_searches_until_the_second_process_has_compiled_and_a_quarter_of_a_time_limit(
-        monkeypatch):
+def test_the_interpreter_searches_until_the_second_process_has_compiled_or_the_time_limit(monkeypatch):
     monkeypatch.setattr(interp, "_SPENT", {PolicyProbe: 6.0})  # the budget does not apply
     background = Compiling()
-    monkeypatch.setattr(interp, "compile_in_background", lambda warm_up: background)
+    monkeypatch.setattr(interp, "compile_in_background", lambda warm_up, one_core=False: background)
     quick = PolicyProbe(needs=100.0)
     res = quick.run(None)  # no time limit: the interpreter until the kernels are compiled (it finishes first)
     assert quick.calls == [(True, interp.WHILE_COMPILING)] and res.status is Status.OPTIMAL
     assert "compile_seconds" not in res.stats and not background.waited
-    slow = PolicyProbe(needs=10.0)
-    res = slow.run(20.0)  # a quarter of the time limit, then wait for the compile, load, and the rest compiled
+    slow = PolicyProbe(needs=30.0)
+    res = slow.run(20.0)  # still compiling at the time limit: the interpreter's result stands, nothing waits
+    assert slow.calls == [(True, 20.0)] and res.status is Status.TIME_LIMIT and not background.waited
+    assert "compile_seconds" not in res.stats
+    background = Compiling()
+    monkeypatch.setattr(interp, "compile_in_background", lambda warm_up, one_core=False: background)
+    slow = PolicyProbe(needs=30.0, background=background)
+    res = slow.run(20.0)  # compiled meanwhile: loaded, and the rest of the time limit compiled
     (first, second) = slow.calls
-    assert first == (True, 5.0) and second == (False, 20.0 - res.stats["interpreted_seconds"])
-    assert background.waited and res.stats["compile_seconds"] >= 7.0 and res.status is Status.OPTIMAL
+    assert first == (True, 20.0) and second[0] is False and 0 < second[1] <= 20.0 - res.stats["interpreted_seconds"]
+    assert not background.waited and res.stats["compile_seconds"] >= 7.0 and res.status is Status.OPTIMAL
 
 
 def test_the_interpreted_search_stops_when_the_second_process_has_compiled_the_kernels(monkeypatch):
@@ -207,7 +212,7 @@ def test_the_interpreted_search_stops_when_the_second_process_has_compiled_the_k
     monkeypatch.setattr(interp, "compiled_ready", lambda *kernels, warm_up=None: False)
     a_new_process(monkeypatch, contree, 1e-9)  # a budget the interpreter would spend at once
     background = Compiling()
-    monkeypatch.setattr(interp, "compile_in_background", lambda warm_up: background)
+    monkeypatch.setattr(interp, "compile_in_background", lambda warm_up, one_core=False: background)
     first = ContreeSolver(ds).solve(3)  # still compiling: the interpreter, to the end, whatever the budget
     assert first.stats["engine"] == "interpreted" and not background.waited
     assert first.tree.to_text() == reference.tree.to_text() and first.stats["nodes"] == reference.stats["nodes"]
@@ -219,16 +224,16 @@ def test_the_interpreted_search_stops_when_the_second_process_has_compiled_the_k
     assert getattr(interp._AWAITED, "value", None) is None and interp._clock() < 1e8  # the clock again
 
 
-def test_a_time_limit_gives_the_interpreter_a_quarter_then_waits_for_the_compile(monkeypatch):
+def test_a_time_limit_never_waits_for_the_compile(monkeypatch):
     X, y = load_breast_cancer(return_X_y=True)
     ds = Dataset(X, y, numeric="thresholds")  # depth 3: 2 s compiled, minutes interpreted
     monkeypatch.setattr(interp, "compiled_ready", lambda *kernels, warm_up=None: False)
     a_new_process(monkeypatch, contree, 60.0)
     background = Compiling()
-    monkeypatch.setattr(interp, "compile_in_background", lambda warm_up: background)
-    res = ContreeSolver(ds).solve(3, time_limit=0.4)  # the real clock: 0.1 s interpreted, then compiled
-    assert res.stats["interpreted_seconds"] >= 0.1 and background.waited  # the interpreter's deadline: a quarter
-    assert res.stats["engine"] == "compiled" and res.status is Status.TIME_LIMIT and res.tree is not None
+    monkeypatch.setattr(interp, "compile_in_background", lambda warm_up, one_core=False: background)
+    res = ContreeSolver(ds).solve(3, time_limit=0.4)  # the real clock: interpreted to the limit, still compiling
+    assert res.stats["engine"] == "interpreted" and not background.waited and "compile_seconds" not in res.stats
+    assert res.status is Status.TIME_LIMIT and res.tree is not None and res.bound <= res.objective
 
 
 def test_if_the_second_process_fails_the_interpreter_gets_its_budget(monkeypatch):
@@ -236,12 +241,12 @@ def test_if_the_second_process_fails_the_interpreter_gets_its_budget(monkeypatch
     reference = ContreeSolver(ds, options=COMPILED).solve(3)
     monkeypatch.setattr(interp, "compiled_ready", lambda *kernels, warm_up=None: False)
     a_new_process(monkeypatch, contree, 60.0)
-    monkeypatch.setattr(interp, "compile_in_background", lambda warm_up: Compiling(done=True, code=1))
+    monkeypatch.setattr(interp, "compile_in_background", lambda warm_up, one_core=False: Compiling(done=True, code=1))
     first = ContreeSolver(ds).solve(3)  # within the budget: the interpreter, to the end
     assert first.stats["engine"] == "interpreted" and first.tree.to_text() == reference.tree.to_text()
     assert interp._SPENT[ContreeSolver] > 0.0
     a_new_process(monkeypatch, contree, 1e-9)
-    monkeypatch.setattr(interp, "compile_in_background", lambda warm_up: Compiling(done=True, code=1))
+    monkeypatch.setattr(interp, "compile_in_background", lambda warm_up, one_core=False: Compiling(done=True, code=1))
     again = ContreeSolver(ds).solve(3)  # beyond it: compiled (here, in this process)
     assert again.stats["engine"] == "compiled" and again.stats["interpreted_seconds"] > 0.0
     assert again.tree.to_text() == reference.tree.to_text() and again.status is Status.OPTIMAL
@@ -268,10 +273,9 @@ def test_kernels_still_compiling_in_the_second_process_are_not_ready(monkeypatch
     assert interp.compiled_ready(kernel, warm_up=contree.warm_up) and not ContreeSolver(ds)._interpreted
     on_disk = type("OnDisk", (), {"signatures": [], "_cache": kernel._cache})()  # as in a new process
     assert interp.compiled_ready(on_disk) and not interp.compiled_ready(on_disk, warm_up=contree.warm_up)
-    assert interp.choose("auto", 1, 1, contree.warm_up, on_disk) and not interp.choose("auto", 1, 1, solver.warm_up,
-                                                                                        on_disk)
+    assert interp.choose("auto", contree.warm_up, on_disk) and not interp.choose("auto", solver.warm_up, on_disk)
     background.done = True
-    assert not interp.choose("auto", 1, 1, contree.warm_up, on_disk)
+    assert not interp.choose("auto", contree.warm_up, on_disk)
 
 
 def a_warm_up_that_fails():
@@ -286,8 +290,10 @@ def test_the_second_process_starts_only_where_it_helps(monkeypatch):
     monkeypatch.setattr(_common, "NUMBA_CACHE", False)  # a second process's compile would not reach this one
     assert interp.compile_in_background(contree.warm_up) is None
     monkeypatch.setattr(_common, "NUMBA_CACHE", True)
-    monkeypatch.setattr(interp, "usable_cores", lambda: 1)  # it would take the interpreter's core
+    monkeypatch.setattr(interp, "usable_cores", lambda: 1)  # it would take the interpreter's core ...
     assert interp.compile_in_background(contree.warm_up) is None and interp._BACKGROUND == {}
+    one_core = interp.compile_in_background(a_warm_up_that_fails, one_core=True)  # ... unless a time limit says
+    assert one_core is not None and one_core.wait() != 0  # the solve may not compile in its own process
 
 
 def a_process_that_compiles_forever():

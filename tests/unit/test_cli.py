@@ -275,4 +275,6 @@ def test_fit_passes_only_the_options_given(capsys, monkeypatch, argv, options):
     monkeypatch.setattr("odtmip.cli.solve", fake_solve)
     code, _, err = run(capsys, "fit", "monk1", *argv)
     assert code == 2 and "stop here" in err
+    limit = seen[0].pop("time_limit", None)  # what is left of the command's limit when the solve starts
+    assert limit == options.pop("time_limit", None) or 0 < limit < 5.0
     assert seen == [options] and all(type(seen[0][k]) is type(v) for k, v in options.items())

@@ -22,9 +22,10 @@ check node for node. numpy warns where integers wrap (the cache's hashes), so th
 those warnings off. Interpreted, a kernel is some hundred times slower: the solvers use it only until its
 compiled form is ready (:func:`compiled_ready`). Meanwhile a second Python process compiles them into numba's disk
 cache (:func:`compile_in_background`); once it is done the interpreted search stops, and the solve loads the compiled
-kernels and searches again (:func:`interpreted_first`). Where no second process can help (one core, numba's cache
-switched off), the interpreter gets a time budget per process instead (each solver's ``INTERPRETED_SECONDS``), after
-which the solve compiles the kernels itself.
+kernels and searches again (:func:`interpreted_first`), with what is left of its time limit: a time limit covers
+the whole call, so a solve never waits for a compile past it. Where no second process can help (numba's cache
+switched off; one core, unless the solve has a time limit), the interpreter gets a time budget per process instead
+(each solver's ``INTERPRETED_SECONDS``), after which a solve without a time limit compiles the kernels itself.
 """
 
 from __future__ import annotations
@@ -104,13 +105,12 @@ def check_engine(engine: str) -> None:
         raise OptionError(f"engine must be one of {', '.join(map(repr, ENGINES))}, got {engine!r}")
 
 
-def choose(engine: str, cells: int, max_cells: int, warm_up, *dispatchers: Dispatcher) -> bool:
+def choose(engine: str, warm_up, *dispatchers: Dispatcher) -> bool:
     """Whether a solver runs its kernels interpreted: ``engine`` is ``"interpreted"``, or ``"auto"`` while the
-    ``dispatchers`` are not ready compiled (:func:`compiled_ready`; the solver's ``warm_up`` compiles them) and the
-    data has at most ``max_cells`` rows x columns (a search node of the interpreter scans them)."""
+    ``dispatchers`` are not ready compiled (:func:`compiled_ready`; the solver's ``warm_up`` compiles them), on data
+    of any size: under a time limit the interpreter answers rather than a compile that would take the limit."""
     check_engine(engine)
-    return engine == "interpreted" or (engine == "auto" and cells <= max_cells
-                                       and not compiled_ready(*dispatchers, warm_up=warm_up))
+    return engine == "interpreted" or engine == "auto" and not compiled_ready(*dispatchers, warm_up=warm_up)
 
 
 #: Seconds each solver class has searched interpreted in this process: its budget is one per process, so that
@@ -154,7 +154,7 @@ def _key(warm_up) -> tuple[int, str]:
     return os.getpid(), f"{warm_up.__module__}.{warm_up.__name__}"
 
 
-def compile_in_background(warm_up) -> subprocess.Popen | None:
+def compile_in_background(warm_up, one_core: bool = False) -> subprocess.Popen | None:
     """A second Python process that compiles a solver's kernels into numba's disk cache by calling ``warm_up`` (a
     solver's warm-up, such as :func:`odtmip.dp.contree.warm_up`): the one running or done, else a new one. It
     imports from this process's ``sys.path``, discards its output, and runs in a session of its own (a Ctrl-C
@@ -163,13 +163,16 @@ def compile_in_background(warm_up) -> subprocess.Popen | None:
     core of the work that follows (a MIP, a timed run); what it compiled until then stays in the cache.
 
     None where it cannot help: numba's cache is off (``ODTMIP_NUMBA_CACHE=0``), the machine gives this process one
-    core (the compile would slow the interpreter down as much), the interpreter is not a plain Python (a frozen
-    application), the process cannot start, or it failed (then the solve compiles the kernels itself)."""
+    core (the compile would slow the interpreter down as much; ``one_core`` starts it all the same, for a solve
+    under a time limit, which never compiles in its own process), the interpreter is not a plain Python (a frozen
+    application), the process cannot start, or it failed (then a solve without a time limit compiles the kernels
+    itself)."""
     key = _key(warm_up)
     with _LOCK:
         proc = _BACKGROUND.get(key)
         if proc is None:
-            if not _common.NUMBA_CACHE or usable_cores() < 2 or not sys.executable or getattr(sys, "frozen", False):
+            if (not _common.NUMBA_CACHE or usable_cores() < 2 and not one_core or not sys.executable
+                    or getattr(sys, "frozen", False)):
                 return None
             code = (f"import sys; sys.path[:] = {sys.path!r}; "
                     f"from {warm_up.__module__} import {warm_up.__name__} as warm_up; warm_up()")
@@ -219,32 +222,38 @@ def interpreted_first(solver, solve, time_limit: float | None, budget: float, co
     """``solve(time_limit)``, a solve of ``solver`` (whose ``_interpreted`` says how it runs its kernels), first
     interpreted when it runs them interpreted under ``engine="auto"``.
 
-    The interpreter searches until :func:`compile_in_background` has compiled the kernels in a second process (by
-    the solver's ``warm_up``), and at most a quarter of ``time_limit``. If it finishes first, it stops that process
-    while the interpreted seconds of the solver's class in this process are within ``budget`` (a small fit), and
-    leaves it to finish once they are not (many fits, as in a cross-validation: later solves then run compiled).
-    Without that process (or if it fails), the interpreter gets what is left of the budget (and at most a quarter of
-    ``time_limit``); once the budget is spent, the solve compiles at once. A search the interpreter does not finish
-    is abandoned: ``compile_kernels()`` switches ``solver`` to the compiled kernels, loading them from the cache or
-    compiling them (it returns the seconds that took; the wait for the second process counts in), and ``solve`` runs
-    again with the rest of ``time_limit`` (so a time limit still gets at least three quarters of it compiled, as
-    without the interpreter). The result then has ``stats["interpreted_seconds"]`` (counted in its ``seconds``, the
-    compile is not) and the compile time in ``stats["compile_seconds"]``.
+    A time limit is a promise about the whole call: the solve never compiles in this process and never waits for a
+    compile past it. The interpreter searches until :func:`compile_in_background` has compiled the kernels in a
+    second process (by the solver's ``warm_up``) or until the time limit: at the limit its result stands (the best
+    tree so far, a valid bound); once the kernels are compiled, ``compile_kernels()`` switches ``solver`` to them
+    (loading them from the cache) and ``solve`` runs again with what is left of the time limit. Without a second
+    process (numba's cache is off, or it cannot start) the interpreter has the whole time limit.
+
+    Without a time limit, the interpreter searches until the second process has compiled the kernels; without
+    one (or if it fails), for what is left of ``budget``, the interpreted seconds the solver's class may spend in
+    this process. If it finishes first, it stops that process while those seconds are within ``budget`` (a small
+    fit), and leaves it to finish once they are not (many fits, as in a cross-validation: later solves then run
+    compiled). A search the interpreter does not finish is abandoned: ``compile_kernels()`` loads or compiles the
+    kernels (after waiting for the second process) and ``solve`` runs again.
+
+    A result after a switch has ``stats["interpreted_seconds"]`` and the seconds compiling or loading the kernels
+    (the wait for the second process included) in ``stats["compile_seconds"]``; its ``seconds`` are the whole
+    call's, both counted in.
     """
     if not (solver._interpreted and solver.options.engine == "auto"):
         return solve(time_limit)
+    t_start = time.perf_counter()
     left = budget - _SPENT.get(type(solver), 0.0)
-    background = compile_in_background(warm_up)
+    background = compile_in_background(warm_up, one_core=time_limit is not None)
     spent = 0.0
-    if left > 0 or background is not None:
-        limit = WHILE_COMPILING if background is not None else left
-        limit = limit if time_limit is None else min(limit, time_limit / 4)
+    if time_limit is not None or left > 0 or background is not None:
+        limit = WHILE_COMPILING if background is not None or time_limit is not None else left
+        limit = limit if time_limit is None else min(limit, time_limit)
         awaited = getattr(_AWAITED, "value", None)
-        if background is not None:
-            _AWAITED.value = (background, limit, left)
+        if background is not None:  # a failed compile ends the search where the budget ends (none under a limit)
+            _AWAITED.value = (background, limit, limit if time_limit is not None else left)
             with _LOCK:
                 _WAITERS[_key(warm_up)] = _WAITERS.get(_key(warm_up), 0) + 1
-        t0 = time.perf_counter()
         try:
             first = solve(limit)
         except BaseException:
@@ -253,28 +262,28 @@ def interpreted_first(solver, solve, time_limit: float | None, budget: float, co
             raise
         finally:
             _AWAITED.value = awaited
-        spent = time.perf_counter() - t0
+        spent = time.perf_counter() - t_start
         _SPENT[type(solver)] = _SPENT.get(type(solver), 0.0) + spent
         done = first.status is not Status.TIME_LIMIT or first.stop_reason != Status.TIME_LIMIT.value
         if background is not None:  # nobody waits for it any more: stop it while within the budget
             _release(warm_up, stop=done and _SPENT[type(solver)] < budget)
-        if done:
-            return first  # finished, or stopped otherwise (a relative gap, the memory limit)
-    waited = 0.0
-    if background is not None:
-        t0 = time.perf_counter()
+        compiled = background is not None and background.poll() == 0
+        if done or time_limit is not None and (not compiled or spent >= time_limit):
+            return first  # finished, stopped otherwise (a gap, the memory limit), or at the time limit
+    t_wait = time.perf_counter()
+    if background is not None and time_limit is None:
         try:
             background.wait(timeout=WAIT_SECONDS)  # what it did not compile (it failed), compile_kernels compiles
         except subprocess.TimeoutExpired:
             stop_background(warm_up)
-        waited = time.perf_counter() - t0
+    waited = time.perf_counter() - t_wait
     compile_seconds = waited + compile_kernels()
-    result = solve(None if time_limit is None else max(time_limit - spent, 0.0))
+    elapsed = time.perf_counter() - t_start
+    result = solve(None if time_limit is None else max(time_limit - elapsed, 1e-6))
     if spent:
         result.stats["interpreted_seconds"] = spent
-    if compile_seconds:
-        result.stats["compile_seconds"] = result.stats.get("compile_seconds", 0.0) + compile_seconds
-    return dataclasses.replace(result, seconds=result.seconds + spent)
+    result.stats["compile_seconds"] = result.stats.get("compile_seconds", 0.0) + compile_seconds
+    return dataclasses.replace(result, seconds=time.perf_counter() - t_start)
 
 
 #: The calls of :func:`compiled_ready` that found their dispatchers ready, as (warm-up, dispatchers): they stay so
