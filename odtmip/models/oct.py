@@ -19,10 +19,10 @@ Features
   :class:`~odtmip.tree.Split`): encode them as 0/1 numeric columns yourself, or use OCT.
 * Constant columns are dropped (their epsilon is undefined).
 * Decoded thresholds are on the **original** scale: a cut between the scaled values u_k < u_{k+1} becomes
-  ``Split("threshold", threshold=(v_k + v_{k+1}) / 2)`` (true = x > threshold goes right), exactly the midpoint
-  thresholds of :func:`odtmip.binarize.midpoint_thresholds`. A hyperplane ``a . x_scaled < b`` is mapped back
-  through the min-max map to ``Split("hyperplane", columns, threshold, weights)`` (true = ``w . x >= threshold``
-  goes right).
+  ``Split("threshold", threshold=midpoint(v_k, v_{k+1}))`` (true = x > threshold goes right,
+  :func:`odtmip.binarize.midpoint`), exactly the thresholds of :func:`odtmip.binarize.midpoint_thresholds`. A
+  hyperplane ``a . x_scaled < b`` is mapped back through the min-max map to ``Split("hyperplane", columns,
+  threshold, weights)`` (true = ``w . x >= threshold`` goes right).
 
 Equations -> components
 -----------------------
@@ -116,7 +116,7 @@ from numbers import Integral, Real
 import numpy as np
 import pyomo.environ as pyo
 
-from odtmip.binarize import BinaryColumn, raw_columns
+from odtmip.binarize import BinaryColumn, midpoint, raw_columns
 from odtmip.data import Dataset
 from odtmip.exceptions import DataError, OptionError
 from odtmip.models import rates
@@ -670,7 +670,7 @@ def node_splits(m, data: Dataset) -> dict:
         elif k == len(f.values):
             out[t] = "left"
         else:
-            out[t] = Split("threshold", (f.column,), threshold=float((f.values[k - 1] + f.values[k]) / 2))
+            out[t] = Split("threshold", (f.column,), threshold=float(midpoint(f.values[k - 1], f.values[k])))
     return out
 
 
@@ -948,7 +948,7 @@ def cart_tree(data: Dataset, max_depth: int, options: OCTOptions, random_state: 
         if f.numeric:
             k = int(np.searchsorted(f.scaled, thr, side="right"))  # values going left
             k = min(max(k, 1), len(f.values) - 1)
-            split = Split("threshold", (f.column,), threshold=float((f.values[k - 1] + f.values[k]) / 2))
+            split = Split("threshold", (f.column,), threshold=float(midpoint(f.values[k - 1], f.values[k])))
         else:
             split = Split("subset", (f.column,), categories=(f.level,))
         return branch(split, build(inner.children_left[n]), build(inner.children_right[n]))
@@ -989,7 +989,7 @@ def dp_columns(data: Dataset, options: OCTOptions = OCTOptions()) -> tuple[list[
         for k in range(len(f.values) - 1):
             if options.hyperplanes and gaps[k] < options.mu:
                 continue
-            t = float((f.values[k] + f.values[k + 1]) / 2)
+            t = float(midpoint(f.values[k], f.values[k + 1]))
             columns.append(BinaryColumn(f"{name}>{t:.6g}", Split("threshold", (f.column,), threshold=t), g))
     return columns, options.alpha * od.normaliser, options.min_leaf
 
