@@ -162,6 +162,15 @@ def test_hyperplane_decodes_on_the_original_scale():
     assert O.solve_oct_h(data, max_depth=1, warm_start="none").solver == "oct-h"
 
 
+@pytest.mark.parametrize("x, y, depth", [v for k, v in SEPARABLE.items() if k != "widest"],
+                         ids=[k for k in SEPARABLE if k != "widest"])  # widest: its min-max span overflows
+def test_decoded_hyperplanes_separate_adjacent_and_huge_values(x, y, depth):
+    data = Dataset(pd.DataFrame({"x": x}), y)
+    r = solve_oct(data, max_depth=depth, hyperplanes=True, warm_start="none")
+    assert r.status is Status.OPTIMAL and r.objective == 0.0 and data.misclassifications(r.tree) == 0
+    assert all(math.isfinite(node.split.threshold) for node in r.tree.nodes if not node.is_leaf)
+
+
 def test_octh_features_penalty_counts_columns():
     data = grid_data(6)
     opts = OCTOptions(hyperplanes=True, alpha=0.05)
