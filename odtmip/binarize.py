@@ -242,10 +242,26 @@ def quantile_edges(v: np.ndarray, n_buckets: int) -> tuple[float, ...]:
     return tuple(float(e) for e in edges)
 
 
+def midpoint(a, b) -> np.ndarray:
+    """The threshold between values ``a < b`` (elementwise): ``a / 2 + b / 2``, or ``a`` where that is not in
+    ``[a, b)``.
+
+    A threshold split sends ``x > t`` right, so ``a <= t < b`` sends a left and b right. ``(a + b) / 2`` breaks
+    this twice: it may round to b between adjacent doubles (it does for 1e-300 and the next one) and it overflows
+    to ±inf beyond ±9e307. ``a / 2 + b / 2`` never overflows and equals ``(a + b) / 2`` wherever that neither
+    overflows nor underflows; where it still misses ``[a, b)`` (it lands on b between adjacent doubles), t = a.
+    The result is finite for finite a and b.
+    """
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    mid = a / 2 + b / 2
+    return np.where((a <= mid) & (mid < b), mid, a)
+
+
 def midpoint_thresholds(v: np.ndarray, k: int | None) -> list[float]:
-    """Midpoints between consecutive distinct values (all of them, or those after k quantiles)."""
+    """Midpoints between consecutive distinct values (all of them, or those after k quantiles; see
+    :func:`midpoint`)."""
     distinct = np.unique(v)
-    mids = (distinct[:-1] + distinct[1:]) / 2
+    mids = midpoint(distinct[:-1], distinct[1:])
     if k is None or k >= len(mids):
         return [float(t) for t in mids]
     qs = np.unique(np.quantile(v, np.arange(1, k + 1) / (k + 1), method="lower"))

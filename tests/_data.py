@@ -16,3 +16,14 @@ def mixed_data(seed, n=20, n_classes=2, max_weight=3):
     if n_classes == 3:
         y = np.where(X["z"] >= 3, 2, y)
     return Dataset(X, y, sample_weight=None if max_weight is None else rng.integers(1, max_weight, n))
+
+
+#: Two values a threshold must separate, x[0] left and x[1] right: (a + b) / 2 is b for the adjacent doubles and
+#: ±inf for the huge ones of one sign.
+NARROW_OR_HUGE = {"adjacent": [1e-300, np.nextafter(1e-300, 1)], "huge": [1.6e308, 1.7e308],
+                  "huge negative": [-1.7e308, -1.6e308], "widest": [-1.7e308, 1.7e308]}
+#: (x, y, depth): data that a tree of that depth classifies without error only if each threshold lies between the
+#: two values it separates; three adjacent doubles need the thresholds 1 and the double after it, where
+#: (a + b) / 2 rounds to the third value.
+SEPARABLE = {**{name: (x, [0, 1], 1) for name, x in NARROW_OR_HUGE.items()},
+             "three adjacent": ([1.0, np.nextafter(1.0, 2), np.nextafter(np.nextafter(1.0, 2), 2)], [0, 1, 0], 2)}

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from odtmip import progress
-from odtmip.binarize import BinaryColumn, midpoint_thresholds
+from odtmip.binarize import BinaryColumn, midpoint, midpoint_thresholds
 from odtmip.data import Dataset
 from odtmip.dp._kernels import _cache as kc
 from odtmip.dp._kernels import _common as kcommon
@@ -213,7 +213,7 @@ def ordered_features(dataset: Dataset) -> OrderedFeatures:
             r = np.empty(len(v), dtype=np.int64)
             r[o] = np.concatenate(([0], np.cumsum(new)))
             distinct = v[o][np.concatenate(([True], new))]
-            mids = (distinct[:-1] + distinct[1:]) / 2
+            mids = midpoint(distinct[:-1], distinct[1:])
             offsets.append(n_splits)
             ranks.append(r)
             orders.append(o)

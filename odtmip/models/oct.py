@@ -19,10 +19,10 @@ Features
   :class:`~odtmip.tree.Split`): encode them as 0/1 numeric columns yourself, or use OCT.
 * Constant columns are dropped (their epsilon is undefined).
 * Decoded thresholds are on the **original** scale: a cut between the scaled values u_k < u_{k+1} becomes
-  ``Split("threshold", threshold=(v_k + v_{k+1}) / 2)`` (true = x > threshold goes right), exactly the midpoint
-  thresholds of :func:`odtmip.binarize.midpoint_thresholds`. A hyperplane ``a . x_scaled < b`` is mapped back
-  through the min-max map to ``Split("hyperplane", columns, threshold, weights)`` (true = ``w . x >= threshold``
-  goes right).
+  ``Split("threshold", threshold=midpoint(v_k, v_{k+1}))`` (true = x > threshold goes right,
+  :func:`odtmip.binarize.midpoint`), exactly the thresholds of :func:`odtmip.binarize.midpoint_thresholds`. A
+  hyperplane ``a . x_scaled < b`` is mapped back through the min-max map to ``Split("hyperplane", columns,
+  threshold, weights)`` (true = ``w . x >= threshold`` goes right).
 
 Equations -> components
 -----------------------
@@ -87,7 +87,9 @@ Deviations from the paper
   s <= d, sum_j s >= d, -d <= b <= d; routing a . x >= b - 2(1 - z) (right) and a . x + mu <= b + (2 + mu)(1 - z)
   (left), mu = 0.005. The complexity term is alpha sum s_jt (features used, ``complexity="features"``, the
   paper's choice) or alpha sum d_t (``complexity="splits"``). Decoded hyperplanes keep coefficients with
-  ``|a_j| > 1e-7`` and cut at b - mu/2 (midway in the margin), so solver round-off cannot move a training point.
+  ``|a_j| > 1e-7`` and cut at b - mu/2 (midway in the margin), so solver round-off cannot move a training point;
+  where the map to the original scale rounds that cut onto a training score (adjacent doubles), the threshold
+  moves between the scores of the two sides (:func:`odtmip.binarize.midpoint`).
 * **Decoding** sends everybody right at d_t = 0 nodes, removes splits that send every training row to one
   side, and merges sibling leaves with the same label. None of these changes a training prediction and each
   removes a split, so the recomputed objective is never worse than the solver's (better when a time limit
@@ -116,7 +118,7 @@ from numbers import Integral, Real
 import numpy as np
 import pyomo.environ as pyo
 
-from odtmip.binarize import BinaryColumn, raw_columns
+from odtmip.binarize import BinaryColumn, midpoint, raw_columns
 from odtmip.data import Dataset
 from odtmip.exceptions import DataError, OptionError
 from odtmip.models import rates
@@ -670,7 +672,7 @@ def node_splits(m, data: Dataset) -> dict:
         elif k == len(f.values):
             out[t] = "left"
         else:
-            out[t] = Split("threshold", (f.column,), threshold=float((f.values[k - 1] + f.values[k]) / 2))
+            out[t] = Split("threshold", (f.column,), threshold=float(midpoint(f.values[k - 1], f.values[k])))
     return out
 
 
@@ -681,15 +683,33 @@ def _hyperplane_split(od: OCTData, m, t: int, b: float, options: OCTOptions, col
     cut = b - options.mu / 2  # left iff a . x_scaled < cut
     if not used:
         return "left" if 0 < cut else "right"
-    # a . (x - lo) / span >= cut  <=>  sum_j (a_j / span_j) x_j >= cut + sum_j a_j lo_j / span_j
+    # a . (x - lo) / span >= cut  <=>  sum_j a_j (u / span_j) x_j >= u cut + sum_j a_j (u / span_j) lo_j for u > 0;
+    # u = the smallest span keeps u / span_j <= 1 (a_j / span_j overflows for a span below 1e-308)
     feats = [od.features[j] for j in used]
-    weights = np.array([a[j] / f.span for j, f in zip(used, feats, strict=True)])
-    threshold = cut + sum(a[j] * f.lo / f.span for j, f in zip(used, feats, strict=True))
+    unit = min(f.span for f in feats)
+    weights = np.array([a[j] * (unit / f.span) for j, f in zip(used, feats, strict=True)])
+    threshold = unit * cut + sum(w * f.lo for w, f in zip(weights, feats, strict=True))
     scale = float(np.abs(weights).max())  # a positive multiple is the same split: largest |weight| = 1 reads best
     split = Split("hyperplane", tuple(f.column for f in feats), threshold=float(threshold / scale),
                   weights=tuple(float(v) for v in weights / scale))
     right = split.goes_right(cols)
+    scaled_right = od.X[:, used] @ np.array([a[j] for j in used]) >= cut
+    if (right != scaled_right).any() and scaled_right.any() and not scaled_right.all():
+        split = _between_scores(split, cols, scaled_right)
+        right = split.goes_right(cols)
     return "right" if right.all() else ("left" if not right.any() else split)
+
+
+def _between_scores(split: Split, cols, right: np.ndarray) -> Split:
+    """``split`` with its threshold between the training scores ``w . x`` of the rows that go left and right (as
+    ``right`` says), when the scores separate them: on the original scale the mapped threshold can round onto a
+    training score (adjacent doubles). Otherwise ``split`` unchanged."""
+    scores = sum(w * np.asarray(cols[c], dtype=float) for c, w in zip(split.columns, split.weights, strict=True))
+    low, high = scores[~right].max(), scores[right].min()
+    if not low < high:
+        return split
+    # w . x >= t goes right, so low < t <= high: midpoint's a <= t < b mirrored
+    return replace(split, threshold=float(-midpoint(-high, -low)))
 
 
 def route(m, data: Dataset, splits: dict | None = None) -> np.ndarray:
@@ -948,7 +968,7 @@ def cart_tree(data: Dataset, max_depth: int, options: OCTOptions, random_state: 
         if f.numeric:
             k = int(np.searchsorted(f.scaled, thr, side="right"))  # values going left
             k = min(max(k, 1), len(f.values) - 1)
-            split = Split("threshold", (f.column,), threshold=float((f.values[k - 1] + f.values[k]) / 2))
+            split = Split("threshold", (f.column,), threshold=float(midpoint(f.values[k - 1], f.values[k])))
         else:
             split = Split("subset", (f.column,), categories=(f.level,))
         return branch(split, build(inner.children_left[n]), build(inner.children_right[n]))
@@ -989,7 +1009,7 @@ def dp_columns(data: Dataset, options: OCTOptions = OCTOptions()) -> tuple[list[
         for k in range(len(f.values) - 1):
             if options.hyperplanes and gaps[k] < options.mu:
                 continue
-            t = float((f.values[k] + f.values[k + 1]) / 2)
+            t = float(midpoint(f.values[k], f.values[k + 1]))
             columns.append(BinaryColumn(f"{name}>{t:.6g}", Split("threshold", (f.column,), threshold=t), g))
     return columns, options.alpha * od.normaliser, options.min_leaf
 

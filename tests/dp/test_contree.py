@@ -1,5 +1,6 @@
 """ConTree ([ConTree] Eq. 2-13) against brute force and against the MurTree DP on the all-midpoint encoding."""
 
+import json
 import math
 from unittest import mock
 
@@ -7,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from _brute import brute_force
+from _data import SEPARABLE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -322,3 +324,29 @@ def test_midpoint_columns_refuse_a_matrix_too_large(monkeypatch):
     ds = Dataset(np.arange(40.0).reshape(20, 2), [0, 1] * 10)
     with pytest.raises(ResourceError, match="38 binary columns for 20 rows"):
         solve(ds, "dp", max_depth=2, max_nodes=2)
+
+
+#: Routes of the "dp" solver: ConTree (default encoding, a penalty), the MurTree DP on the threshold columns or on
+#: every midpoint (a node limit, a leaf penalty, a metric); (solver, encoding, options, optimum of a tree with s
+#: splits and no error).
+ROUTES = {"auto": ("dp", {}, {}, lambda s: 0.0), "thresholds": ("dp", {"numeric": "thresholds"}, {}, lambda s: 0.0),
+          "contree": ("contree", {}, {}, lambda s: 0.0), "penalty": ("dp", {}, {"penalty": 0.25}, lambda s: 0.25 * s),
+          "max_nodes": ("dp", {}, {"max_nodes": 3}, lambda s: 0.0),
+          "leaf_penalty": ("dp", {}, {"leaf_penalty": 0.125}, lambda s: 0.125 * (s + 1)),
+          "metric": ("dp", {}, {"metric": "accuracy"}, lambda s: 0.0)}
+
+
+@pytest.mark.parametrize("route", ROUTES)
+@pytest.mark.parametrize("x, y, depth", SEPARABLE.values(), ids=SEPARABLE)
+def test_thresholds_separate_adjacent_and_huge_values(x, y, depth, route):
+    from odtmip import solve
+    from odtmip.tree import Tree
+
+    solver, encoding, options, optimum = ROUTES[route]
+    ds = Dataset(pd.DataFrame({"x": x}), y, **encoding)
+    res = solve(ds, solver, max_depth=depth, **options)
+    splits = [node.split for node in res.tree.nodes if not node.is_leaf]
+    assert res.status is Status.OPTIMAL and len(splits) == len(x) - 1 and ds.misclassifications(res.tree) == 0
+    assert res.objective == optimum(len(splits))
+    assert all(math.isfinite(s.threshold) for s in splits)
+    assert Tree.from_dict(json.loads(res.tree.to_json())) == res.tree  # the JSON keeps the exact thresholds

@@ -3,11 +3,13 @@ the boundary counterexample, warm-start embedding, decoding, options. Cross-chec
 tests/crosscheck/test_binoct_vs_dp.py."""
 
 import itertools
+import math
 
 import numpy as np
 import pandas as pd
 import pyomo.environ as pyo
 import pytest
+from _data import SEPARABLE
 
 from odtmip import Dataset, Status
 from odtmip.exceptions import DataError, OptionError
@@ -88,6 +90,15 @@ def test_candidate_thresholds_all_and_boundary():
     assert feats == {"x0": (0.5, 1.5, 2.5), "x1": (0.5, 1.5, 2.5)}
     feats = {f.name: f.thresholds for f in binoct.candidate_features(data, BinOCTOptions(thresholds="boundary"))}
     assert feats["x1"] == (0.5, 2.5)  # x1 = 1 and x1 = 2 are both pure class 1: 1.5 is dropped
+
+
+@pytest.mark.parametrize("x, y, depth", SEPARABLE.values(), ids=SEPARABLE)
+def test_thresholds_separate_adjacent_and_huge_values(x, y, depth):
+    data = Dataset(pd.DataFrame({"x": x}), y)
+    (feature,) = binoct.candidate_features(data, BinOCTOptions())
+    assert all(math.isfinite(t) for t in feature.thresholds)
+    r = solve_binoct(data, depth, warm_start="none")
+    assert r.status is Status.OPTIMAL and r.objective == 0.0 and data.misclassifications(r.tree) == 0
 
 
 def test_categorical_columns_become_level_indicators_and_constants_are_excluded():

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pyomo.environ as pyo
 import pytest
+from _data import SEPARABLE
 from _data import mixed_data as shared_mixed_data
 
 from odtmip import Dataset, Status
@@ -127,6 +128,18 @@ def test_decoded_threshold_is_a_midpoint_on_the_original_scale():
     assert split.kind == "threshold" and split.threshold == pytest.approx(48.0)
 
 
+@pytest.mark.parametrize("warm_start", ["none", "cart"])
+@pytest.mark.parametrize("x, y, depth", SEPARABLE.values(), ids=SEPARABLE)
+def test_decoded_thresholds_separate_adjacent_and_huge_values(x, y, depth, warm_start):
+    data = Dataset(pd.DataFrame({"x": x}), y)  # ranks: every gap is a model's gap, however narrow
+    r = solve_oct(data, max_depth=depth, warm_start=warm_start)
+    assert r.status is Status.OPTIMAL and r.objective == 0.0 and data.misclassifications(r.tree) == 0
+    assert all(math.isfinite(node.split.threshold) for node in r.tree.nodes if not node.is_leaf)
+    assert data.misclassifications(O.cart_tree(data, depth, OCTOptions())) == 0
+    columns, _, _ = O.dp_columns(data)
+    assert [c.split.goes_right([np.array(x)]).sum() for c in columns] == list(range(len(x) - 1, 0, -1))
+
+
 def test_categorical_split_decodes_to_a_subset():
     X = pd.DataFrame({"colour": ["red", "blue", "green", "red", "blue", "green"]})
     data = Dataset(X, [1, 0, 0, 1, 0, 0])
@@ -147,6 +160,15 @@ def test_hyperplane_decodes_on_the_original_scale():
     assert max(abs(w) for w in split.weights) == pytest.approx(1.0)
     assert solve_oct(data, max_depth=1, warm_start="none").objective > 0
     assert O.solve_oct_h(data, max_depth=1, warm_start="none").solver == "oct-h"
+
+
+@pytest.mark.parametrize("x, y, depth", [v for k, v in SEPARABLE.items() if k != "widest"],
+                         ids=[k for k in SEPARABLE if k != "widest"])  # widest: its min-max span overflows
+def test_decoded_hyperplanes_separate_adjacent_and_huge_values(x, y, depth):
+    data = Dataset(pd.DataFrame({"x": x}), y)
+    r = solve_oct(data, max_depth=depth, hyperplanes=True, warm_start="none")
+    assert r.status is Status.OPTIMAL and r.objective == 0.0 and data.misclassifications(r.tree) == 0
+    assert all(math.isfinite(node.split.threshold) for node in r.tree.nodes if not node.is_leaf)
 
 
 def test_octh_features_penalty_counts_columns():

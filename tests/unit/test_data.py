@@ -1,12 +1,15 @@
 """Dataset and encodings: groups, label mapping, weights, unseen raw data, and one test per error kind."""
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from _data import NARROW_OR_HUGE
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from odtmip.binarize import MISSING, midpoint_thresholds, quantile_edges
+from odtmip.binarize import MISSING, midpoint, midpoint_thresholds, quantile_edges
 from odtmip.check import check
 from odtmip.data import Dataset
 from odtmip.exceptions import DataError, OptionError
@@ -48,6 +51,36 @@ def test_threshold_encoding_all_midpoints_and_quantiles():
     ds = Dataset(RAW[["age"]], Y, numeric="thresholds")
     assert [c.name for c in ds.columns] == ["age>29", "age>38", "age>46.5", "age>56", "age>65.5"]
     assert midpoint_thresholds(np.arange(100.0), 3) == [24.5, 49.5, 74.5]
+
+
+FINITE = st.floats(allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=500, deadline=None)
+@given(a=FINITE, b=st.one_of(FINITE, st.just(None)))
+@example(a=1e-300, b=None)
+@example(a=1.6e308, b=1.7e308)
+@example(a=-1.7e308, b=-1.6e308)
+@example(a=5e-324, b=None)
+def test_midpoint_lies_in_the_gap_it_splits(a, b):
+    b = math.nextafter(a, math.inf) if b is None else b  # None: the next double above a
+    assume(math.isfinite(b) and a != b)
+    a, b = min(a, b), max(a, b)
+    t = float(midpoint(a, b))
+    assert math.isfinite(t) and a <= t < b  # x > t goes right: a left, b right
+
+
+def test_midpoint_is_elementwise_and_the_usual_one_between_ordinary_values():
+    a, b = zip(*NARROW_OR_HUGE.values(), (1.0, 2.0), strict=True)
+    assert midpoint(a, b).tolist() == [1e-300, 1.6e308 / 2 + 1.7e308 / 2, -1.7e308 / 2 - 1.6e308 / 2, 0.0, 1.5]
+
+
+@pytest.mark.parametrize("x", NARROW_OR_HUGE.values(), ids=NARROW_OR_HUGE)
+def test_threshold_columns_separate_adjacent_and_huge_values(x):
+    ds = Dataset(pd.DataFrame({"x": x}), [0, 1], numeric="thresholds")
+    (t,) = ds.groups[0].edges
+    assert math.isfinite(t) and x[0] <= t < x[1]
+    assert ds.Xb[:, 0].tolist() == [0, 1]
 
 
 def test_decile_buckets_by_default():
