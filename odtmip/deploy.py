@@ -1,5 +1,5 @@
-"""Fitted trees as files, and the commands around them: ``odtmip fit --save FILE --weight COLUMN``,
-``odtmip predict`` and ``odtmip show``.
+"""Fitted trees as files, for the commands around them (:mod:`odtmip.cli.predict`): ``odtmip fit --save FILE
+--weight COLUMN``, ``odtmip predict`` and ``odtmip show``.
 
 A tree file is one JSON object (:class:`SavedTree`) that holds everything prediction needs, so that a tree fitted
 once can label new data anywhere odtmip is installed::
@@ -23,9 +23,7 @@ column ``proba_<label>`` per class holding the weighted class frequencies of the
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,14 +31,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from odtmip import __version__, datasets
+from odtmip import __version__
 from odtmip.data import Dataset
-from odtmip.exceptions import DataError, FormatError, OptionError
+from odtmip.exceptions import DataError, FormatError
 from odtmip.results import SolveResult
 from odtmip.tree import Tree
 
-__all__ = ["FORMAT", "KINDS", "VERSION", "SavedTree", "add_fit_options", "add_predict_command", "add_show_command",
-           "run_predict", "run_show", "save_fit", "split_weight"]
+__all__ = ["FORMAT", "KINDS", "VERSION", "SavedTree", "save_fit", "split_weight"]
 
 FORMAT = "odtmip-tree"
 VERSION = 1
@@ -138,14 +135,6 @@ class SavedTree:
 
 
 # ============================================================================================ fit --weight/--save
-def add_fit_options(fit: argparse.ArgumentParser) -> None:
-    """``--save FILE`` and ``--weight COLUMN`` for ``odtmip fit``."""
-    fit.add_argument("--save", metavar="FILE", help="write the tree and what prediction needs to FILE (JSON), for "
-                                                    "`odtmip predict` and `odtmip show`")
-    fit.add_argument("--weight", metavar="COL", help="the sample-weight column (non-negative numbers; left out of "
-                                                     "the features)")
-
-
 def split_weight(X: pd.DataFrame, column: str | None, source) -> tuple[pd.DataFrame, np.ndarray | None]:
     """``X`` without the weight column ``column``, and that column's values as weights (None: no column).
 
@@ -172,7 +161,7 @@ def split_weight(X: pd.DataFrame, column: str | None, source) -> tuple[pd.DataFr
     return X.drop(columns=[column]), w
 
 
-#: What a tree file keeps of the fit's JSON record (odtmip.cli.result_record).
+#: What a tree file keeps of the fit's JSON record (odtmip.cli.common.result_record).
 _FIT_KEYS = ("solver", "status", "stop_reason", "objective", "bound", "gap", "misclassifications", "accuracy",
              "n_samples", "seconds", "encoding")
 
@@ -185,87 +174,3 @@ def save_fit(path, result: SolveResult, data: Dataset, record: dict, options: di
     fit = {key: record[key] for key in _FIT_KEYS}
     fit["options"] = {name: value for name, value in options.items() if isinstance(value, (bool, int, float, str))}
     SavedTree.of_fit(result.tree, data, fit).save(path)
-
-
-# ============================================================================================ predict
-def add_predict_command(subparsers) -> argparse.ArgumentParser:
-    """Add ``odtmip predict`` to the subcommands of the ``odtmip`` parser; run it with :func:`run_predict`."""
-    p = subparsers.add_parser("predict", help="label data with a saved tree (odtmip fit --save)",
-                              description="Label every row of DATA with the tree in TREE; one CSV row per data row.")
-    p.add_argument("tree", metavar="TREE", help="a tree file written by `odtmip fit ... --save TREE`")
-    p.add_argument("data", metavar="DATA", help="a bundled dataset name or a file path (read as `odtmip fit` does)")
-    p.add_argument("--output", metavar="FILE", help="write the CSV here (default: stdout)")
-    p.add_argument("--proba", action="store_true", help="also one column proba_<label> per class")
-    g = p.add_argument_group("reading DATA")
-    g.add_argument("--format", choices=["csv", "arff", "dl85", "txt"], help="file format (default: from the name)")
-    g.add_argument("--data-dir", help="benchmark data folder (default: $ODTMIP_DATA or ../shared/datasets)")
-    g.add_argument("--na-values", action="append", default=[], metavar="TEXT", help="one more CSV missing-value marker")
-    g.add_argument("--decimal", choices=[".", ","], help="decimal mark of CSV numbers (default: detected)")
-    return p
-
-
-def read_data(saved: SavedTree, args) -> pd.DataFrame:
-    """The tree's columns of the data ``args.data``, read as ``odtmip fit`` reads it."""
-    def read(categorical):
-        # target=0 only splits the first column off; it is put back, so the data need not hold the target at all
-        rest, first = datasets.load(args.data, target=0, format=args.format, data_dir=args.data_dir,
-                                    na_values=args.na_values, decimal=args.decimal, categorical=categorical)
-        return pd.concat([first, rest], axis=1)
-
-    frame = read(())
-    categorical = [name for name, kind in saved.features.items() if kind == "categorical" and name in frame.columns
-                   and not isinstance(frame[name].dtype, pd.CategoricalDtype)]
-    if categorical:  # read those as text again, as `odtmip fit --categorical` did
-        frame = read(categorical)
-    return saved.columns_of(frame, args.data)
-
-
-def run_predict(args: argparse.Namespace) -> int:
-    """``odtmip predict``: write the predictions (and probabilities) as CSV."""
-    saved = SavedTree.read(args.tree)
-    X = read_data(saved, args)
-    tree = saved.tree
-    out = pd.DataFrame({saved.target or "prediction": tree.predict(X)})
-    if args.proba:
-        proba = tree.predict_proba(X)
-        for k, label in enumerate(tree.classes):
-            out[f"proba_{label}"] = proba[:, k]
-    out.to_csv(args.output if args.output is not None else sys.stdout, index=False, lineterminator="\n")
-    return 0
-
-
-# ============================================================================================ show
-def add_show_command(subparsers) -> argparse.ArgumentParser:
-    """Add ``odtmip show`` to the subcommands of the ``odtmip`` parser; run it with :func:`run_show`."""
-    p = subparsers.add_parser("show", help="print a saved tree as text or Graphviz DOT, or draw it as PNG")
-    p.add_argument("tree", metavar="TREE", help="a tree file written by `odtmip fit ... --save TREE`")
-    how = p.add_mutually_exclusive_group()
-    how.add_argument("--dot", action="store_true", help="print Graphviz DOT source instead of text")
-    how.add_argument("--png", metavar="FILE", help="draw the tree into FILE with matplotlib (the plot extra)")
-    return p
-
-
-def run_show(args: argparse.Namespace) -> int:
-    """``odtmip show``: the tree as text (with what the file says about its fit), as DOT, or drawn to a PNG."""
-    saved = SavedTree.read(args.tree)
-    if args.dot:
-        print(saved.tree.to_dot())
-    elif args.png is not None:
-        _draw(saved.tree, args.png)
-    else:
-        print(saved.describe())
-        print(saved.tree.to_text())
-    return 0
-
-
-def _draw(tree: Tree, path) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")  # a file, never a window
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise OptionError("--png needs matplotlib: pip install 'odtmip[plot]'") from None
-    ax = tree.plot()
-    ax.figure.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(ax.figure)

@@ -32,8 +32,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from numbers import Integral, Real
 
-import numpy as np
-
 from odtmip.exceptions import OptionError
 
 __all__ = ["BINOCT_OPTIONS", "CONTREE_OPTIONS", "DP_OPTIONS", "GUNLUK_OPTIONS", "MEMORY_LIMIT", "OCT_H_OPTIONS",
@@ -43,6 +41,13 @@ __all__ = ["BINOCT_OPTIONS", "CONTREE_OPTIONS", "DP_OPTIONS", "GUNLUK_OPTIONS", 
 
 
 # ============================================================================================ constraints
+def _is_bool(value) -> bool:
+    """True for Python's and numpy's booleans (numpy is imported when a value is checked: the tables need none)."""
+    import numpy as np
+
+    return isinstance(value, (bool, np.bool_))
+
+
 @dataclass(frozen=True)
 class Interval:
     """A number of ``kind`` (``int`` or ``float``; floats finite) between ``low`` and ``high`` (None: open end).
@@ -56,7 +61,7 @@ class Interval:
     closed: str = "both"
 
     def accepts(self, value) -> bool:
-        if isinstance(value, (bool, np.bool_)):
+        if _is_bool(value):
             return False
         if self.kind is int:
             if not isinstance(value, Integral):
@@ -105,7 +110,7 @@ class Boolean:
     """True or False."""
 
     def accepts(self, value) -> bool:
-        return isinstance(value, (bool, np.bool_))
+        return _is_bool(value)
 
     def normalise(self, value):
         return bool(value)

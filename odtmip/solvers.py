@@ -13,10 +13,13 @@ import importlib
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from odtmip.data import Dataset
 from odtmip.options import Option, options_of, validate
-from odtmip.results import SolveResult
+
+if TYPE_CHECKING:
+    from odtmip.data import Dataset
+    from odtmip.results import SolveResult
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,7 @@ def solve(dataset: Dataset, solver: str = "dp", **options) -> SolveResult:
     Examples
     --------
     >>> import numpy as np
+    >>> from odtmip import Dataset
     >>> data = Dataset(np.array([[0, 0], [0, 1], [1, 0], [1, 1]] * 3), [0, 1, 1, 0] * 3)
     >>> round(solve(data, "dp", max_depth=None, leaf_penalty=0.1).objective, 12)  # 4 leaves, no errors
     0.4

@@ -16,14 +16,12 @@ from odtmip.compare import (
     COLUMNS,
     Variant,
     ablation,
-    add_compare_command,
     compare,
     frame,
     parse_variants,
     plot_all,
     read,
     read_store,
-    run_compare,
     save,
     to_latex,
     to_markdown,
@@ -222,14 +220,16 @@ def test_save_and_read_back(local_rows, tmp_path, suffix):
 
 def test_the_command(tmp_path, capsys):
     pytest.importorskip("matplotlib")
+    from odtmip.cli import compare as command
+
     parser = argparse.ArgumentParser()
-    add_compare_command(parser.add_subparsers(dest="command"))
+    command.add_parser(parser.add_subparsers(dest="command"))
     out = tmp_path / "runs.csv"
     args = parser.parse_args(["compare", "monk1", "--solvers", "gunluk,gunluk:anchors=false", "--depth", "1",
                               "--time-limit", "20", "--output", str(out), "--markdown", str(tmp_path / "t.md"),
                               "--latex", str(tmp_path / "t.tex"), "--plot-dir", str(tmp_path / "plots"),
                               "--no-progress"])
-    assert run_compare(args) == 0
+    assert args.run(args) == 0
     printed = capsys.readouterr().out
     assert "| monk1 | 1 | **108** / " in printed and printed == (tmp_path / "t.md").read_text()
     assert read(out)["variant"].tolist() == ["gunluk", "gunluk:anchors=false"]

@@ -10,40 +10,40 @@ import json
 import math
 from typing import TYPE_CHECKING
 
-import numpy as np
-
-from odtmip.data import Dataset
+from odtmip.cli import common
 from odtmip.exceptions import OptionError
-from odtmip.solvers import solve
 
 if TYPE_CHECKING:
+    from odtmip.data import Dataset
     from odtmip.dp.pareto import ParetoFront
 
 
-def add_front_command(subparsers) -> argparse.ArgumentParser:
-    """Add ``odtmip front`` to the subcommands of the ``odtmip`` parser; run it with :func:`run_front`."""
-    p = subparsers.add_parser("front", help="the Pareto front of (false positives, false negatives) of optimal trees",
-                              description="Every Pareto-optimal (FP, FN) pair of trees of depth <= D, each with a "
-                                          "tree (two-class data).")
+def add_parser(sub) -> argparse.ArgumentParser:
+    p = sub.add_parser("front", help="the Pareto front of (false positives, false negatives) of optimal trees",
+                       description="Every Pareto-optimal (FP, FN) pair of trees of depth <= D, each with a tree "
+                                   "(two-class data).")
     p.add_argument("data", help="a bundled dataset name (see `odtmip datasets`) or a file path")
     p.add_argument("--depth", type=int, default=3, metavar="D", help="maximum depth (default: 3)")
     p.add_argument("--max-nodes", type=int, metavar="N", help="maximum branch nodes (default: 2^D - 1)")
     p.add_argument("--positive", metavar="LABEL", help="the positive class (default: the second label in sorted order)")
-    p.add_argument("--time-limit", type=float, metavar="S", help="seconds; at the limit the trees found so far")
+    p.add_argument("--time-limit", type=float, metavar="S",
+                   help="seconds for the whole command, from its start; at the limit the trees found so far")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("--plot", metavar="FILE",
                    help="draw the front in sensitivity/specificity space to FILE (.png, .pdf)")
+    common.add_data_options(p)
+    common.add_verbosity(p)
+    p.set_defaults(run=run)
     return p
 
 
-def run_front(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """``odtmip front``: solve the front, print it (table or JSON), draw it if asked."""
-    from odtmip.cli import load_dataset, time_left  # the command line's data options and clock
-    from odtmip.dp.pareto import ParetoSolver  # the DP engine (numba), imported when a front is solved
+    from odtmip.dp.pareto import ParetoSolver
 
-    data = load_dataset(args)
+    data = common.load_dataset(args)
     front = ParetoSolver(data, positive=args.positive).front(args.depth, args.max_nodes,
-                                                             time_limit=time_left(args, args.time_limit))
+                                                             time_limit=common.time_left(args, args.time_limit))
     if args.plot:
         plot_front(front, data, args.depth, args.plot)
     if args.json:
@@ -78,6 +78,7 @@ def reference_rates(data: Dataset, depth: int, positive_index: int) -> dict[str,
     from sklearn.tree import DecisionTreeClassifier
 
     from odtmip.dp.pareto import confusion
+    from odtmip.solvers import solve
 
     w = data.weights
     P, N = float(w[data.y == positive_index].sum()), float(w[data.y != positive_index].sum())
@@ -99,7 +100,7 @@ def plot_front(front: ParetoFront, data: Dataset, depth: int, path: str) -> None
         from matplotlib.figure import Figure
     except ImportError:
         raise OptionError("--plot needs matplotlib: pip install 'odtmip[plot]'") from None
-    positive_index = int(np.flatnonzero(data.classes_ == front.positive)[0])
+    positive_index = list(data.classes_).index(front.positive)
     fig = Figure(figsize=(5.5, 5), layout="constrained")
     ax = fig.add_subplot()
     spec = [p.tnr for p in front.points]

@@ -1,0 +1,5 @@
+"""``python -m odtmip.cli``: the ``odtmip`` command."""
+
+from odtmip.cli import run
+
+run()

@@ -1,0 +1,249 @@
+"""What the commands share: the parser class, ``-v``/``--quiet``, solver options as flags (from their declarations
+in :mod:`odtmip.options`), the data options and :func:`load_dataset`, the command's clock, and the JSON record of
+a result.
+
+Nothing here imports an engine: a command imports numba, Pyomo or scikit-learn when it runs, so that the parser is
+built at once (``odtmip --version``, ``odtmip fit --help``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import time
+from typing import TYPE_CHECKING
+
+from odtmip.exceptions import OptionError
+from odtmip.options import OPTIONS, Boolean, Choices, Interval, Option, validate
+from odtmip.solvers import MIN_SECONDS, MIP_SOLVERS
+
+if TYPE_CHECKING:
+    from odtmip.data import Dataset
+    from odtmip.results import SolveResult
+
+#: The names of all solver options (odtmip.options); the command line passes on those the user gave.
+_ALL_OPTIONS = frozenset(opt.name for declared in OPTIONS.values() for opt in declared)
+
+
+def _declared(name: str) -> list[tuple[str, Option]]:
+    """``(solver, declaration)`` of option ``name`` for every solver that takes it."""
+    return [(solver, opt) for solver, declared in OPTIONS.items() for opt in declared if opt.name == name]
+
+
+def _option_type(declared: list[Option], choices: list[str]):
+    """An argparse type for an option declared as ``declared``: the text as the declared kind of number, or as
+    text; ``none`` is None where some solver gives None a meaning (and it is no choice of its own). Ranges are
+    checked by :func:`odtmip.options.validate` once the solver is known."""
+    kinds = {c.kind for opt in declared for c in opt.allowed if isinstance(c, Interval)}
+    cast, kind = (float, "a number") if float in kinds else (int, "a whole number") if kinds else (str, "text")
+    none = any(opt.none is not None for opt in declared) and "none" not in choices
+
+    def parse(text: str):
+        if none and text.strip().lower() == "none":
+            return None
+        try:
+            return cast(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {kind}{' or none' if none else ''}, got {text!r}") from None
+
+    return parse
+
+
+def add_option(p, flag: str, name: str, metavar: str | None = None, **kwargs) -> None:
+    """Add ``flag`` for solver option ``name``, with type and help from its declaration; it reaches the solver
+    only when given (unless ``kwargs`` has a default)."""
+    declared = _declared(name)
+    choices = list(dict.fromkeys(v for _, opt in declared for c in opt.allowed if isinstance(c, Choices)
+                                 for v in c.values))
+    if choices:
+        metavar = "{" + ",".join(choices) + "}"
+    kwargs.setdefault("help", f"{declared[0][1].doc} ({', '.join(s for s, _ in declared)})")
+    kwargs.setdefault("default", argparse.SUPPRESS)
+    p.add_argument(flag, dest=name, type=_option_type([opt for _, opt in declared], choices), metavar=metavar,
+                   **kwargs)
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit code 2 (argparse's usage dump is noise here)
+        self.exit(2, f"odtmip: error: {message}\n")
+
+
+def add_verbosity(p: argparse.ArgumentParser) -> None:
+    """``-v`` and ``--quiet``, accepted before and after the subcommand (SUPPRESS: a subcommand's default must
+    not overwrite what was given before it)."""
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                   help="log to stderr which target and file were taken, the data's encoding, and a progress "
+                        "line of long solves every 2 s (also shown when stderr is a terminal)")
+    g.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                   help="log errors only (no warnings)")
+
+
+def add_two_class_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("two-class objectives (the (FP, FN) front; dp)")
+    add_option(g, "--metric", "metric")
+    g.add_argument("--positive", metavar="LABEL", default=argparse.SUPPRESS,
+                   help="the positive class, a label of the data (default: the second label in sorted order)")
+    add_option(g, "--max-fp", "max_false_positives", "K")
+    add_option(g, "--max-fn", "max_false_negatives", "K")
+
+
+def add_data_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("data options")
+    g.add_argument("--target", metavar="COL",
+                   help="the label column; default: fixed for bundled sets (class) and dl85/txt files (the first "
+                        "value), for CSV/ARFF the one column named class, label, target or y (any case), else an "
+                        "error that lists the columns")
+    g.add_argument("--classification", action="store_true",
+                   help="take the target as class labels even when it looks like a regression target (more than "
+                        "20 distinct numbers, some not whole or more than half the rows) or holds dates")
+    g.add_argument("--drop", action="append", default=[], metavar="COL", help="leave out column COL (repeatable)")
+    g.add_argument("--categorical", action="append", default=[], metavar="COL",
+                   help="read column COL as categorical whatever its values (repeatable)")
+    g.add_argument("--na-values", action="append", default=[], metavar="TEXT",
+                   help="one more missing-value marker in a CSV file, besides '', ?, NA, NaN and nan (repeatable)")
+    g.add_argument("--decimal", choices=[".", ","],
+                   help="decimal mark of CSV numbers written like 1,5 or 1,234.5 (default: detected, with a warning)")
+    g.add_argument("--allow-many-levels", action="store_true",
+                   help="accept categorical columns with more than 10 levels and more levels than half the rows "
+                        "(default: an error, as for an ID column)")
+    g.add_argument("--format", choices=["csv", "arff", "dl85", "txt"], help="file format (default: from the name)")
+    g.add_argument("--data-dir", help="benchmark data folder (default: $ODTMIP_DATA or ../shared/datasets)")
+    g.add_argument("--numeric", choices=["auto", "buckets", "thresholds"], default="auto",
+                   help="encoding of numeric columns: auto (default) = the dp searches every threshold, the MIP "
+                        "models use deciles; buckets = deciles for every solver; thresholds = every midpoint as a "
+                        "binary column; a column with missing values also gets an 'is missing' column")
+    g.add_argument("--n-buckets", type=int, default=10, help="quantile buckets per numeric column (default: 10)")
+
+
+def add_model_options(p: argparse.ArgumentParser, constraints: bool = True) -> None:
+    g = p.add_argument_group("MIP model options")
+    add_option(g, "--topology", "topology", "T")
+    add_option(g, "--class-weight", "class_weight", "C")
+    add_option(g, "--max-card", "max_card", "K")
+    add_option(g, "--alpha", "alpha", "A")
+    add_option(g, "--lambda", "leaf_penalty", "L")
+    if constraints:
+        add_option(g, "--warm-start", "warm_start")
+        target = g.add_mutually_exclusive_group()
+        add_option(target, "--min-specificity", "min_specificity", "T")
+        add_option(target, "--min-sensitivity", "min_sensitivity", "T")
+    # Every other option a formulation declares, as --its-name (a new formulation's options appear by themselves).
+    taken = {action.dest for action in p._actions} | _NO_FLAG
+    for name in dict.fromkeys(opt.name for solver in MIP_SOLVERS for opt in OPTIONS[solver]):
+        if name in taken:
+            continue
+        declared = _declared(name)
+        flag = "--" + name.replace("_", "-")
+        if all(isinstance(c, Boolean) for _, opt in declared for c in opt.allowed):
+            g.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS,
+                           help=f"{declared[0][1].doc} ({', '.join(s for s, _ in declared)})")
+        else:
+            add_option(g, flag, name, name.split("_")[-1].upper())
+
+
+# Options given as Python objects only (odtmip.solve), and those the `check` command sets itself.
+_NO_FLAG = {"options", "highs", "warm_start", "min_specificity", "min_sensitivity"}
+
+
+def solver_options(args, solver: str) -> dict:
+    """The solver options given on the command line (and the default depth), checked for ``solver``; with
+    ``--log`` a MIP solver also gets HiGHS settings that echo its log."""
+    given = {name: value for name, value in vars(args).items() if name in _ALL_OPTIONS and name != "positive"}
+    if args.log and solver in MIP_SOLVERS:
+        from odtmip.models import HighsOptions
+
+        given["highs"] = HighsOptions(log=True)
+    return validate(solver, **given)
+
+
+def process_start() -> float:
+    """When this process started, on the clock of ``time.perf_counter()`` (Linux: its start time in
+    ``/proc/self/stat``, so that the interpreter's start and every import count); elsewhere now."""
+    now = time.perf_counter()
+    try:
+        with open("/proc/self/stat") as f:
+            start = int(f.read().rsplit(")", 1)[1].split()[19]) / os.sysconf("SC_CLK_TCK")  # field 22: starttime
+        return now - max(time.clock_gettime(time.CLOCK_BOOTTIME) - start, 0.0)
+    except (OSError, ValueError, IndexError, AttributeError):
+        return now
+
+
+def time_left(args, limit: float | None) -> float | None:
+    """What is left now of a time limit the command was given: it counts from the command's start."""
+    return None if limit is None else max(limit - (time.perf_counter() - args.started), MIN_SECONDS)
+
+
+def load_dataset(args) -> Dataset:
+    """The :class:`Dataset` named by the command-line arguments."""
+    from odtmip import datasets, deploy
+    from odtmip.data import Dataset
+
+    X, y = datasets.load(args.data, target=args.target, format=args.format, data_dir=args.data_dir,
+                         na_values=args.na_values, decimal=args.decimal, drop=args.drop,
+                         categorical=args.categorical)
+    X, weights = deploy.split_weight(X, getattr(args, "weight", None), args.data)
+    return Dataset(X, y, weights, numeric=args.numeric, n_buckets=args.n_buckets,
+                   force_classification=args.classification, allow_many_levels=args.allow_many_levels)
+
+
+def positive_option(args, data: Dataset, solver: str) -> dict:
+    """``--positive LABEL`` as the solver takes it: the label for the DP, its class index for a MIP model."""
+    if getattr(args, "positive", None) is None:
+        return {}
+    from odtmip.metrics import positive_index
+
+    index = positive_index(data.classes_, args.positive)
+    if not any(opt.name == "positive" for opt in OPTIONS[solver]):
+        raise OptionError(f"solver {solver!r} does not take option(s) positive")
+    return {"positive": data.classes_[index] if solver == "dp" else index}
+
+
+def result_record(result: SolveResult, data: Dataset) -> dict:
+    """The JSON form of a result: status, objective, bound, gap, recomputed errors, sizes, tree."""
+    from odtmip import metrics
+
+    tree = result.tree
+    record = {
+        "solver": result.solver,
+        "target": data.target,
+        "status": result.status.value,
+        "stop_reason": result.stop_reason,
+        "objective": result.objective,
+        "bound": finite(result.bound),
+        "gap": finite(result.gap),
+        "misclassifications": None if tree is None else data.misclassifications(tree),
+        "accuracy": None if tree is None else metrics.accuracy(data.y, tree.predict_index(data.X), data.sample_weight),
+        "n_samples": data.n_samples,
+        "n_features": data.n_features,
+        "n_binary_features": data.n_binary,
+        "encoding": data.encoder.describe(),
+        "split_space": result.stats.get("split_space", "the binary columns of the encoding"),
+        "depth": None if tree is None else tree.depth,
+        "n_branch_nodes": None if tree is None else tree.n_branch_nodes,
+        "n_leaves": None if tree is None else tree.n_leaves,
+        "seconds": result.seconds,
+    }
+    for key in ("nodes", "build_seconds", "solve_seconds", "compile_seconds", "warm_start_accepted"):
+        if key in result.stats:
+            record[key] = result.stats[key]
+    if tree is not None and data.n_classes == 2:  # recomputed rates, the solve's positive class (default index 1)
+        rates = metrics.Confusion.from_labels(data.y, tree.predict_index(data.X), data.sample_weight,
+                                              positive=result.stats.get("positive_index", 1))
+        record["tpr"], record["tnr"], record["f1"] = rates.sensitivity, rates.specificity, rates.f1
+        if "metric_value" in result.stats:
+            record[result.stats["metric"]] = result.stats["metric_value"]
+    record["stats"] = {k: finite(v) if isinstance(v, float) else v for k, v in result.stats.items()}
+    record["tree"] = None if tree is None else tree.to_dict()
+    return record
+
+
+def finite(x):
+    return None if x is None or (isinstance(x, float) and not math.isfinite(x)) else x
+
+
+def fmt(x) -> str:
+    return "none" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.6g}"
+
+
