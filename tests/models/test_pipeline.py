@@ -110,6 +110,22 @@ def _never_built(*args):
     raise AssertionError("the model was built")
 
 
+@pytest.mark.parametrize("name", ["gunluk", "binoct", "oct"])
+def test_a_model_that_cannot_be_built_in_the_time_left_is_not_built(monkeypatch, name):
+    # a build takes (here) an hour per nonzero: the DP start is the answer, with the time limit's status
+    import odtmip.pipeline
+
+    monkeypatch.setattr(odtmip.pipeline, "BUILD_SECONDS_PER_NONZERO", 3600.0)
+    _unbuildable(monkeypatch, name)
+    data = Dataset(*load("monk1"))
+    result = solve_mip(name, data, 2, time_limit=60.0)
+    dp = FORMULATIONS[name].dp_problem(data, 2, FORMULATIONS[name].make_options(2, None, {}))
+    optimum = dp.in_model_units(dp.solve(2).objective)
+    assert result.status is Status.TIME_LIMIT and result.stop_reason == "time_limit"
+    assert result.objective == pytest.approx(optimum, abs=1e-9) and result.bound <= result.objective
+    assert "too little to build the model" in result.stats["incumbent"]
+
+
 def _unbuildable(monkeypatch, name):
     """Make building ``name``'s model fail, so that a refusal is seen to come before the build."""
     monkeypatch.setitem(FORMULATIONS, name, replace(FORMULATIONS[name], build=_never_built))
