@@ -101,7 +101,9 @@ def check(data: Dataset, model: str = "gunluk", max_depth: int | None = None, ti
 
     ``max_depth`` (binoct and oct need it; without it Günlük's ``topology`` decides), ``time_limit`` (seconds for
     each solve) and ``options`` are checked as ``odtmip.solve`` checks them. The DP problem is solved once: its
-    trees are also the MIP's warm start (unless ``warm_start`` says otherwise).
+    trees are also the MIP's warm start (unless ``warm_start`` says otherwise). The MIP's bound and status are what
+    the model proves by itself (without the DP's bound, :func:`~odtmip.pipeline.dp_lower_bound`), so that a
+    verdict never rests on the DP alone.
     """
     refuse_missing_numbers(_checkable(model), data)
     problem = dp_problem(data, model, max_depth, **options)
@@ -111,7 +113,7 @@ def check(data: Dataset, model: str = "gunluk", max_depth: int | None = None, ti
     dp_deep = dp if problem.deep == problem.shallow else problem.solve(problem.deep, time_limit)
     solved = [(problem, depth, result) for depth, result in ((problem.deep, dp_deep), (problem.shallow, dp))]
     warm = given.get("warm_start", "dp") == "dp" or given.get("feed_dp", False)
-    mip = solve_mip(model, data, dp_solved=solved[: len(problem.depths)] if warm else None, **given)
+    mip = solve_mip(model, data, dp_solved=solved[: len(problem.depths)] if warm else None, dp_bound=False, **given)
     return CheckReport(model, mip, dp, dp_deep, problem, _verdict(mip, dp, dp_deep, problem))
 
 

@@ -17,8 +17,14 @@
 4. **LP bound** (``lp_bound=True``), **the HiGHS run** (:func:`odtmip.models._highs.solve`);
 5. **verification**: the solution is decoded into a tree whose loss is recomputed by routing the data; a tree
    worse than HiGHS's incumbent is an error (:class:`~odtmip.exceptions.VerificationError`);
-6. **statistics**: model sizes, build / hand-off / solve seconds, nodes, LP iterations, the warm start and its
-   verdict, the incumbent/bound trajectory, all in the formulation's loss units.
+6. **the bound**: the largest of the loss's trivial bound (:attr:`Formulation.loss_floor`, e.g. 0 errors), HiGHS's
+   dual bound and, when the DP start solved the model's own problem, the DP's proven bound (:func:`dp_lower_bound`);
+   ``stats["bound_source"]`` says which (``"trivial"``, ``"highs"`` or ``"dp"``). The bound never exceeds the
+   objective, so the gap lies in [0, 1]; a tree that meets it is optimal whatever stopped HiGHS
+   (:func:`~odtmip.results.stopped_status`);
+7. **statistics**: model sizes, build / hand-off / solve seconds, nodes, LP iterations, the warm start and its
+   verdict, the incumbent/bound trajectory (HiGHS's bound, never below the trivial one), all in the formulation's
+   loss units.
 
 This is where the DP hands its trees to a MIP: the formulation modules only describe their DP problems
 (:class:`~odtmip.models.formulation.DPProblem`), so ``odtmip.models`` never imports ``odtmip.dp``.
@@ -39,7 +45,7 @@ from odtmip.exceptions import DataError, OptionError, ResourceError, Verificatio
 from odtmip.models import FORMULATIONS, _highs
 from odtmip.models._highs import HighsOptions
 from odtmip.models.formulation import MEMORY_LIMIT, DPProblem, Formulation, estimated_memory_gib
-from odtmip.results import SolveResult, Status
+from odtmip.results import SolveResult, Status, stopped_status
 from odtmip.tree import Tree
 
 logger = logging.getLogger(__name__)
@@ -48,6 +54,8 @@ logger = logging.getLogger(__name__)
 WARM_START_SHARE = 0.25
 #: The least time a DP solve of a warm start is given, even when the budget is nearly spent.
 MIN_DP_SECONDS = 0.1
+#: Relative tolerance between HiGHS's numbers and a loss recomputed by routing (as HiGHS's closed gap).
+TOLERANCE = 1e-6
 
 
 class Budget:
@@ -115,10 +123,30 @@ def dp_solutions(problems: Sequence[DPProblem], budget: Budget, memory_limit: fl
     return solved
 
 
+def dp_lower_bound(solved: Sequence[tuple[DPProblem, int, SolveResult]]) -> float | None:
+    """The largest lower bound on the model's optimal loss that the DP solves ``solved`` prove, in the model's units;
+    None when none does.
+
+    A DP solve bounds the model from below only when every tree of the model is a tree of the DP's problem with the
+    same loss: the problem is ``exact`` (the DP sees all of the model's splits, with its minimum leaf size and
+    two-class objective, and :meth:`~DPProblem.in_model_units` maps the DP's objective of a tree to the model's
+    loss of it, an increasing map) and it was solved at its ``deep`` depth (no tree of the model is deeper). Then
+    model optimum >= DP optimum at ``deep`` >= the DP's proven bound, also the bound of a DP solve stopped by its
+    time limit (up to the DP's rounding tolerance, ``stats["tolerance"]``: 0 for integer weights). Neither of the
+    other solves bounds the model: at ``shallow`` < ``deep`` the DP's optimum is only an upper bound (every tree of
+    depth <= shallow fits the model, not conversely), and a problem that is not ``exact`` searches part of the
+    model's splits, so its optimum may lie above the model's.
+    """
+    bounds = [problem.in_model_units(result.bound) for problem, depth, result in solved
+              if problem.exact and depth == problem.deep and result.tree is not None and math.isfinite(result.bound)]
+    return max(bounds, default=None)
+
+
 def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit: float | None = None,
               warm_start: str | Tree | None = "dp", options=None, highs: HighsOptions | None = None,
               lp_bound: bool = False, feed_dp: bool = False, memory_limit: float | None = MEMORY_LIMIT,
-              dp_solved: Sequence[tuple[DPProblem, int, SolveResult]] | None = None, **option_values) -> SolveResult:
+              dp_solved: Sequence[tuple[DPProblem, int, SolveResult]] | None = None, dp_bound: bool = True,
+              **option_values) -> SolveResult:
     """Solve ``data`` with the MIP formulation ``name`` and return a verified result in its loss units.
 
     Parameters
@@ -148,6 +176,10 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
         (:class:`~odtmip.exceptions.ResourceError`); default half of physical memory; None: no guard.
     dp_solved : list of (DPProblem, depth, SolveResult), optional
         The DP solutions of the formulation's warm-start problems, when the caller has them already.
+    dp_bound : bool
+        Raise the reported bound to the DP's proven bound of the same problem, when the DP start solved it
+        (:func:`dp_lower_bound`). :func:`odtmip.check.check` turns it off: it reports what the model proves by
+        itself.
     """
     f = formulation(name)
     refuse_missing_numbers(f, data)
@@ -184,7 +216,8 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
     stats.update(f.stats(m, opts))
 
     t = time.perf_counter()
-    starts = _warm_starts(f, m, data, max_depth, opts, warm_start, feed_dp, dp_solved, budget, stats, memory_limit)
+    starts, dp_solved = _warm_starts(f, m, data, max_depth, opts, warm_start, feed_dp, dp_solved, budget, stats,
+                                     memory_limit)
     stats["warm_start_seconds"] = time.perf_counter() - t
     first = starts[0] if starts and warm_start not in (None, "none") else None
     more = [values for _, values in starts[1:]] if feed_dp else []
@@ -193,14 +226,16 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
     stats["warm_start"] = "tree" if isinstance(warm_start, Tree) else (warm_start or "none")
     stats["warm_start_loss"] = None if first is None else f.loss(data, first[0], opts)
 
-    to_loss = f.to_loss(m)
+    to_loss, floor = f.to_loss(m), f.loss_floor(opts)
     if lp_bound:
         t = time.perf_counter()
         stats["lp_relaxation"] = to_loss(_highs.lp_relaxation(m, replace(highs, time_limit=_seconds(budget))))
         stats["lp_seconds"] = time.perf_counter() - t
     run = _highs.solve(m, replace(highs, time_limit=_seconds(budget)), warm_start=None if first is None else first[1],
-                       more_starts=more)
-    return _result(name, f, m, data, opts, run, to_loss, stats, budget, None if first is None else first[0])
+                       more_starts=more, progress_units=lambda best, dual: (to_loss(best), max(floor, to_loss(dual))))
+    known = {"highs": None if run.bound is None or not math.isfinite(run.bound) else to_loss(run.bound),
+             "dp": dp_lower_bound(dp_solved) if dp_bound else None, "trivial": floor}
+    return _result(name, f, m, data, opts, run, to_loss, stats, budget, None if first is None else first[0], known)
 
 
 def _seconds(budget: Budget) -> float | None:
@@ -210,14 +245,15 @@ def _seconds(budget: Budget) -> float | None:
 
 
 def _warm_starts(f: Formulation, m, data: Dataset, max_depth, opts, warm_start, feed_dp: bool, dp_solved,
-                 budget: Budget, stats: dict, memory_limit: float | None) -> list[tuple[Tree, list]]:
-    """The start trees that fit the model with their (variable, value) pairs, best (lowest loss) first. A DP
-    start refused by the memory limit falls back to the formulation's CART start, if it has one."""
+                 budget: Budget, stats: dict, memory_limit: float | None) -> tuple[list[tuple[Tree, list]], list]:
+    """The start trees that fit the model with their (variable, value) pairs, best (lowest loss) first, and the DP
+    solutions solved for them or given (``dp_solved``). A DP start refused by the memory limit falls back to the
+    formulation's CART start, if it has one."""
     if isinstance(warm_start, Tree):
         values = f.embed(m, data, warm_start)
         if values is None:
             raise OptionError(f"the warm-start tree does not fit the {f.name} model (its depth, shape or splits)")
-        return [(warm_start, values)]
+        return [(warm_start, values)], []
     if warm_start == "cart":
         trees = [f.cart(data, max_depth, opts)]
     elif warm_start == "dp" or feed_dp:
@@ -243,18 +279,21 @@ def _warm_starts(f: Formulation, m, data: Dataset, max_depth, opts, warm_start, 
         if f.accepts is not None:
             trees = [tree for tree in trees if f.accepts(data, tree, opts)]
     else:
-        return []
+        return [], []
     fitting = [(tree, f.embed(m, data, tree)) for tree in trees]
     fitting = [(tree, values) for tree, values in fitting if values is not None]
     if trees and not fitting:
         stats["warm_start_note"] = f"no {warm_start} tree fits the model; solved without a start"
-    return sorted(fitting, key=lambda start: f.loss(data, start[0], opts))  # stable: ties keep their order
+    # stable: ties keep their order
+    return sorted(fitting, key=lambda start: f.loss(data, start[0], opts)), dp_solved or []
 
 
 def _result(name: str, f: Formulation, m, data: Dataset, opts, run, to_loss, stats: dict,
-            budget: Budget, start: Tree | None) -> SolveResult:
+            budget: Budget, start: Tree | None, known: dict) -> SolveResult:
     """Decode and verify HiGHS's incumbent; the bound, status and statistics in loss units. When a limit stopped
-    HiGHS before it held any solution, the warm-start tree ``start`` is the best tree so far."""
+    HiGHS before it held any solution, the warm-start tree ``start`` is the best tree so far. ``known`` holds the
+    lower bounds on the loss by source, ``"highs"``, ``"dp"`` and ``"trivial"`` (None: none); the largest is
+    reported, ties to the first."""
     tree = objective = None
     status, stop_reason = run.status, run.stop_reason
     if not run.has_solution and start is not None and status is Status.TIME_LIMIT:
@@ -264,12 +303,15 @@ def _result(name: str, f: Formulation, m, data: Dataset, opts, run, to_loss, sta
         tree = f.decode(m, data)
         objective = f.loss(data, tree, opts)
         claimed = to_loss(run.objective)
-        if objective > claimed + 1e-6 * max(1.0, abs(claimed)):
+        if objective > claimed + TOLERANCE * max(1.0, abs(claimed)):
             raise VerificationError(f"{name}: the decoded tree's recomputed objective {objective:g} is worse than "
                                     f"the solver's {claimed:g}")
-    bound = -math.inf if run.bound is None or not math.isfinite(run.bound) else to_loss(run.bound)
+    stats["bound_source"] = source = max((s for s, b in known.items() if b is not None), key=known.get)
+    bound = known[source]
     if objective is not None:
+        status = stopped_status(status, objective, bound, TOLERANCE * max(1.0, abs(objective)))
         bound = objective if status is Status.OPTIMAL else min(bound, objective)
+    floor = known["trivial"]
     stats.update(run.statistics)
     if hasattr(opts, "positive"):  # the class the model's rates and targets count as positive
         stats["positive_index"] = opts.positive
@@ -282,7 +324,7 @@ def _result(name: str, f: Formulation, m, data: Dataset, opts, run, to_loss, sta
         warm_start_given=run.warm_start_given,
         warm_start_accepted=run.warm_start_accepted,
         warm_start_objective=None if run.warm_start_objective is None else to_loss(run.warm_start_objective),
-        trajectory=[(t, to_loss(p) if math.isfinite(p) else None, to_loss(d) if math.isfinite(d) else None)
+        trajectory=[(t, to_loss(p) if math.isfinite(p) else None, max(floor, to_loss(d)) if math.isfinite(d) else None)
                     for t, p, d in run.trajectory],
     )
     return SolveResult(solver=name, status=status, stop_reason=stop_reason, tree=tree, objective=objective,
