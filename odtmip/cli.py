@@ -338,7 +338,8 @@ def _cmd_check(args) -> int:
         print(report.mip.tree.to_text())
     print(report.summary())
     print(f"model size: {row['n_constraints']:,} rows, {row['n_variables']:,} columns ({row['n_binaries']:,} binary), "
-          f"{row['n_nonzeros']:,} nonzeros; LP bound {_fmt(row['lp_bound'])}, root bound {_fmt(row['root_bound'])}, "
+          f"{row['n_nonzeros']:,} nonzeros; LP bound {_fmt(row['lp_bound'])}"
+          + (f" ({row['lp_note']})" if row.get("lp_note") else "") + f", root bound {_fmt(row['root_bound'])}, "
           f"{row['nodes']} nodes")
     return 0 if report.verdict != "disagree" else 1
 

@@ -168,7 +168,8 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
     highs : HighsOptions, optional
         HiGHS settings (``time_limit`` is replaced by what the budget leaves).
     lp_bound : bool
-        Also solve the LP relaxation: ``stats["lp_relaxation"]`` in loss units.
+        Also solve the LP relaxation: ``stats["lp_relaxation"]`` in loss units; None, and the reason in
+        ``stats["lp_note"]``, when it did not finish in its time.
     feed_dp : bool
         Hand HiGHS the DP trees after the first during the search as well.
     memory_limit : float or None
@@ -228,9 +229,13 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
 
     to_loss, floor = f.to_loss(m), f.loss_floor(opts)
     if lp_bound:
-        t = time.perf_counter()
-        stats["lp_relaxation"] = to_loss(_highs.lp_relaxation(m, replace(highs, time_limit=_seconds(budget))))
+        t, limit = time.perf_counter(), _seconds(budget)
+        lp = _highs.lp_relaxation(m, replace(highs, time_limit=limit))
+        stats["lp_relaxation"] = None if lp is None else to_loss(lp)
         stats["lp_seconds"] = time.perf_counter() - t
+        if lp is None:  # the MIP still runs, in what is left of the time
+            stats["lp_note"] = ("the LP relaxation stopped at a limit before its optimum"
+                                + ("" if limit is None else f" (time limit {limit:.3g} s)"))
     run = _highs.solve(m, replace(highs, time_limit=_seconds(budget)), warm_start=None if first is None else first[1],
                        more_starts=more, progress_units=lambda best, dual: (to_loss(best), max(floor, to_loss(dual))))
     known = {"highs": None if run.bound is None or not math.isfinite(run.bound) else to_loss(run.bound),

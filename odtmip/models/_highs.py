@@ -880,7 +880,7 @@ def _start_verdict(comp: _Compiled, start: np.ndarray | None, objective: float |
     return True, value
 
 
-def lp_relaxation(model, options: HighsOptions = HighsOptions()) -> float:  # noqa: B008
+def lp_relaxation(model, options: HighsOptions = HighsOptions()) -> float | None:  # noqa: B008
     """Optimal value of the LP relaxation (integrality dropped), in the model's own sense.
 
     The Pyomo model is not modified: integrality is dropped only in the copy handed to HiGHS.
@@ -895,14 +895,15 @@ def lp_relaxation(model, options: HighsOptions = HighsOptions()) -> float:  # no
 
     Returns
     -------
-    float
+    float or None
         The LP optimum including the objective constant. An infeasible relaxation gives ``+inf`` when
-        minimising and ``-inf`` when maximising; an unbounded one the opposite infinity.
+        minimising and ``-inf`` when maximising; an unbounded one the opposite infinity. None when a limit (the
+        time limit, an iteration limit) stopped HiGHS before the optimum.
 
     Raises
     ------
     RuntimeError
-        HiGHS stopped before solving the LP (e.g. on the time limit), or failed.
+        HiGHS failed.
     """
     hs = _highspy()
     comp = compile_model(model)
@@ -927,6 +928,8 @@ def lp_relaxation(model, options: HighsOptions = HighsOptions()) -> float:  # no
         return infeasible
     if ms == M.kUnbounded:
         return -infeasible
+    if ms in (M.kTimeLimit, M.kIterationLimit):
+        return None
     raise RuntimeError(
         f"HiGHS did not solve the LP relaxation (model status {h.modelStatusToString(ms)!r}); log tail:\n"
         + "".join(recorder.parts[-30:])
