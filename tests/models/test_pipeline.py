@@ -53,6 +53,18 @@ def test_check_solves_the_dp_once_and_starts_the_mip_from_it(monkeypatch, name, 
     assert report.mip.stats["warm_start_loss"] == pytest.approx(report.mip.objective)
 
 
+@pytest.mark.parametrize("name, loss", [("gunluk", 3.0), ("binoct", 3 / 8), ("oct", 1.0)])
+def test_a_single_leaf_optimum_is_the_accepted_start(name, loss):
+    # each combination of the two columns holds one row of each class, but for (1, 1), two of class 0: no split
+    # saves an error, so the DP's optimum (fewest nodes) is the single leaf of class 0 (3 errors); Günlük refused it
+    data = Dataset(np.repeat([[0, 0], [0, 1], [1, 0], [1, 1]], 2, axis=0), [0, 1, 0, 1, 0, 1, 0, 0])
+    dp = odtmip.solve(data, "dp", max_depth=2)
+    assert dp.tree.n_leaves == 1 and dp.objective == 3
+    res = solve_mip(name, data, 2)
+    assert res.stats["warm_start_accepted"] is True and res.stats["warm_start_loss"] == pytest.approx(loss)
+    assert res.status is Status.OPTIMAL and res.objective == pytest.approx(loss)
+
+
 @pytest.mark.parametrize("name, depth", [("gunluk", 2), ("binoct", 2), ("oct", 1)])
 def test_fed_dp_trees_and_no_start_give_the_same_optimum(name, depth):
     data = small_data(1)
