@@ -238,9 +238,8 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
                                 + ("" if limit is None else f" (time limit {limit:.3g} s)"))
     run = _highs.solve(m, replace(highs, time_limit=_seconds(budget)), warm_start=None if first is None else first[1],
                        more_starts=more, progress_units=lambda best, dual: (to_loss(best), max(floor, to_loss(dual))))
-    known = {"highs": None if run.bound is None or not math.isfinite(run.bound) else to_loss(run.bound),
-             "dp": dp_lower_bound(dp_solved) if dp_bound else None, "trivial": floor}
-    return _result(name, f, m, data, opts, run, to_loss, stats, budget, None if first is None else first[0], known)
+    return _result(name, f, m, data, opts, run, to_loss, stats, budget, None if first is None else first[0], floor,
+                   dp_lower_bound(dp_solved) if dp_bound else None)
 
 
 def _seconds(budget: Budget) -> float | None:
@@ -258,7 +257,7 @@ def _warm_starts(f: Formulation, m, data: Dataset, max_depth, opts, warm_start, 
         values = f.embed(m, data, warm_start)
         if values is None:
             raise OptionError(f"the warm-start tree does not fit the {f.name} model (its depth, shape or splits)")
-        return [(warm_start, values)], []
+        return [(warm_start, values)], dp_solved or []
     if warm_start == "cart":
         trees = [f.cart(data, max_depth, opts)]
     elif warm_start == "dp" or feed_dp:
@@ -284,7 +283,7 @@ def _warm_starts(f: Formulation, m, data: Dataset, max_depth, opts, warm_start, 
         if f.accepts is not None:
             trees = [tree for tree in trees if f.accepts(data, tree, opts)]
     else:
-        return [], []
+        return [], dp_solved or []
     fitting = [(tree, f.embed(m, data, tree)) for tree in trees]
     fitting = [(tree, values) for tree, values in fitting if values is not None]
     if trees and not fitting:
@@ -294,11 +293,11 @@ def _warm_starts(f: Formulation, m, data: Dataset, max_depth, opts, warm_start, 
 
 
 def _result(name: str, f: Formulation, m, data: Dataset, opts, run, to_loss, stats: dict,
-            budget: Budget, start: Tree | None, known: dict) -> SolveResult:
+            budget: Budget, start: Tree | None, floor: float, dp: float | None) -> SolveResult:
     """Decode and verify HiGHS's incumbent; the bound, status and statistics in loss units. When a limit stopped
-    HiGHS before it held any solution, the warm-start tree ``start`` is the best tree so far. ``known`` holds the
-    lower bounds on the loss by source, ``"highs"``, ``"dp"`` and ``"trivial"`` (None: none); the largest is
-    reported, ties to the first."""
+    HiGHS before it held any solution, the warm-start tree ``start`` is the best tree so far. The bound is the
+    largest of HiGHS's, the DP's ``dp`` (None: none) and the trivial ``floor``, ties to the first (``inf`` when
+    HiGHS proved that no tree meets the constraints)."""
     tree = objective = None
     status, stop_reason = run.status, run.stop_reason
     if not run.has_solution and start is not None and status is Status.TIME_LIMIT:
@@ -311,12 +310,13 @@ def _result(name: str, f: Formulation, m, data: Dataset, opts, run, to_loss, sta
         if objective > claimed + TOLERANCE * max(1.0, abs(claimed)):
             raise VerificationError(f"{name}: the decoded tree's recomputed objective {objective:g} is worse than "
                                     f"the solver's {claimed:g}")
+    dual = None if run.bound is None or not math.isfinite(run.bound) else to_loss(run.bound)
+    known = {"highs": math.inf if status is Status.INFEASIBLE else dual, "dp": dp, "trivial": floor}
     stats["bound_source"] = source = max((s for s, b in known.items() if b is not None), key=known.get)
     bound = known[source]
     if objective is not None:
         status = stopped_status(status, objective, bound, TOLERANCE * max(1.0, abs(objective)))
         bound = objective if status is Status.OPTIMAL else min(bound, objective)
-    floor = known["trivial"]
     stats.update(run.statistics)
     if hasattr(opts, "positive"):  # the class the model's rates and targets count as positive
         stats["positive_index"] = opts.positive
