@@ -240,6 +240,22 @@ def test_a_stopped_model_reports_the_dps_bound_of_the_same_problem():
     assert dp_lower_bound([(replace(bracket, exact=False), 3, odtmip.solve(data, "dp", max_depth=3))]) is None
 
 
+def test_a_model_proved_infeasible_has_an_infinite_bound(monkeypatch):
+    # as the DP reports a problem no tree meets: no tree, bound inf (JSON null); it was -inf
+    from odtmip.models import _highs
+
+    run = _highs.solve
+
+    def infeasible(model, options, warm_start=None, more_starts=(), progress_units=None):
+        return replace(run(model, options), status=Status.INFEASIBLE, stop_reason="infeasible", has_solution=False,
+                       objective=None, bound=None)
+
+    monkeypatch.setattr(_highs, "solve", infeasible)
+    res = solve_mip("gunluk", small_data(), 1)
+    assert res.status is Status.INFEASIBLE and res.tree is None and res.bound == math.inf
+    assert res.stats["bound_source"] == "highs" and res.gap == math.inf
+
+
 def _model_bound(name, m, loss):
     """The objective value of ``name``'s model ``m`` whose loss is ``loss``."""
     return gunluk.loss_offset(m) - loss if name == "gunluk" else loss
