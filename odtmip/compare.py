@@ -9,7 +9,8 @@ reference and its tree the warm start) and a plain :func:`odtmip.solve` otherwis
 One row per run (:data:`COLUMNS`) holds, besides the run's key:
 
 * sizes: ``n_variables``, ``n_binaries``, ``n_constraints``, ``n_nonzeros`` (the model as handed to HiGHS);
-* the formulation's own units: ``objective``, ``bound``, ``gap``, ``lp_bound`` (the LP relaxation; NaN, with the
+* the formulation's own units: ``objective``, ``bound`` (what the model proved by itself: HiGHS's dual bound, never
+  below the loss's trivial bound), ``gap`` (in [0, 1]), ``lp_bound`` (the LP relaxation; NaN, with the
   reason in ``lp_note``, when it did not finish in its time), ``root_bound`` (the dual bound at the end of HiGHS's
   root node; NaN when the run stopped inside it) and ``root_gap`` (of ``root_bound`` against ``objective``);
 * one common unit: ``misclassifications`` (weighted, recomputed by routing the training data through the tree),
