@@ -103,7 +103,9 @@ def check(data: Dataset, model: str = "gunluk", max_depth: int | None = None, ti
     ``max_depth`` (binoct and oct need it; without it Günlük's ``topology`` decides), ``time_limit`` and
     ``options`` are checked as ``odtmip.solve`` checks them. ``time_limit`` covers the whole check: the DP solves
     share :data:`~odtmip.pipeline.WARM_START_SHARE` of it, as a warm start does, and the MIP gets the rest. The DP
-    problem is solved once: its trees are also the MIP's warm start (unless ``warm_start`` says otherwise).
+    problem is solved once: its trees are also the MIP's warm start (unless ``warm_start`` says otherwise). The
+    MIP's bound and status are what the model proves by itself (without the DP's bound,
+    :func:`~odtmip.pipeline.dp_lower_bound`), so that a verdict never rests on the DP alone.
     """
     budget = Budget(time_limit)
     refuse_missing_numbers(_checkable(model), data)
@@ -117,7 +119,7 @@ def check(data: Dataset, model: str = "gunluk", max_depth: int | None = None, ti
     warm = given.get("warm_start", "dp") == "dp" or given.get("feed_dp", False)
     if time_limit is not None:
         given["time_limit"] = budget.seconds_left()
-    mip = solve_mip(model, data, dp_solved=solved[: len(problem.depths)] if warm else None, **given)
+    mip = solve_mip(model, data, dp_solved=solved[: len(problem.depths)] if warm else None, dp_bound=False, **given)
     return CheckReport(model, mip, dp, dp_deep, problem, _verdict(mip, dp, dp_deep, problem))
 
 

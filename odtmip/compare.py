@@ -9,9 +9,10 @@ reference and its tree the warm start) and a plain :func:`odtmip.solve` otherwis
 One row per run (:data:`COLUMNS`) holds, besides the run's key:
 
 * sizes: ``n_variables``, ``n_binaries``, ``n_constraints``, ``n_nonzeros`` (the model as handed to HiGHS);
-* the formulation's own units: ``objective``, ``bound``, ``gap``, ``lp_bound`` (the LP relaxation), ``root_bound``
-  (the dual bound at the end of HiGHS's root node; NaN when the run stopped inside it) and ``root_gap`` (of
-  ``root_bound`` against ``objective``);
+* the formulation's own units: ``objective``, ``bound`` (what the model proved by itself: HiGHS's dual bound, never
+  below the loss's trivial bound), ``gap`` (in [0, 1]), ``lp_bound`` (the LP relaxation; NaN, with the
+  reason in ``lp_note``, when it did not finish in its time), ``root_bound`` (the dual bound at the end of HiGHS's
+  root node; NaN when the run stopped inside it) and ``root_gap`` (of ``root_bound`` against ``objective``);
 * one common unit: ``misclassifications`` (weighted, recomputed by routing the training data through the tree),
   ``accuracy``, and the bounds mapped into the DP's units (``bound_errors``, ``lp_bound_errors``,
   ``root_bound_errors``: weighted misclassifications, plus the DP's penalty per split when the formulation has a
@@ -85,7 +86,7 @@ COLUMNS = (
     "seconds", "build_seconds", "handoff_seconds", "solve_seconds", "lp_seconds", "compile_seconds",
     "first_incumbent_seconds", "best_seconds", "proof_seconds",
     "n_variables", "n_binaries", "n_constraints", "n_nonzeros",
-    "lp_bound", "lp_bound_errors", "root_bound", "root_bound_errors", "root_gap", "nodes", "lp_iterations",
+    "lp_bound", "lp_bound_errors", "lp_note", "root_bound", "root_bound_errors", "root_gap", "nodes", "lp_iterations",
     "warm_start_accepted",
     "dp_optimum", "dp_misclassifications", "dp_status", "dp_seconds", "verdict", "agree",
     "trajectory", "error",
@@ -359,7 +360,7 @@ def _mip_columns(mip: SolveResult, data: Dataset) -> dict:
         "proof_seconds": (offset + s.get("solve_seconds", mip.seconds)) if mip.optimal else math.nan,
         "n_variables": s.get("n_variables"), "n_binaries": s.get("n_binary"),
         "n_constraints": s.get("n_constraints"), "n_nonzeros": s.get("n_nonzeros"),
-        "lp_bound": _number(s.get("lp_relaxation")), "root_bound": _number(root),
+        "lp_bound": _number(s.get("lp_relaxation")), "lp_note": s.get("lp_note"), "root_bound": _number(root),
         "root_gap": math.nan if root is None or objective is None
         else max(0.0, objective - root) / max(abs(objective), 1e-9),
         "nodes": s.get("nodes"), "lp_iterations": s.get("lp_iterations"),

@@ -20,8 +20,14 @@
 4. **LP bound** (``lp_bound=True``), **the HiGHS run** (:func:`odtmip.models._highs.solve`);
 5. **verification**: the solution is decoded into a tree whose loss is recomputed by routing the data; a tree
    worse than HiGHS's incumbent is an error (:class:`~odtmip.exceptions.VerificationError`);
-6. **statistics**: model sizes, build / hand-off / solve seconds, nodes, LP iterations, the warm start and its
-   verdict, the incumbent/bound trajectory, all in the formulation's loss units.
+6. **the bound**: the largest of the loss's trivial bound (:attr:`Formulation.loss_floor`, e.g. 0 errors), HiGHS's
+   dual bound and, when the DP start solved the model's own problem, the DP's proven bound (:func:`dp_lower_bound`);
+   ``stats["bound_source"]`` says which (``"trivial"``, ``"highs"`` or ``"dp"``). The bound never exceeds the
+   objective, so the gap lies in [0, 1]; a tree that meets it is optimal whatever stopped HiGHS
+   (:func:`~odtmip.results.stopped_status`);
+7. **statistics**: model sizes, build / hand-off / solve seconds, nodes, LP iterations, the warm start and its
+   verdict, the incumbent/bound trajectory (HiGHS's bound, never below the trivial one), all in the formulation's
+   loss units.
 
 This is where the DP hands its trees to a MIP: the formulation modules only describe their DP problems
 (:class:`~odtmip.models.formulation.DPProblem`), so ``odtmip.models`` never imports ``odtmip.dp``.
@@ -42,7 +48,7 @@ from odtmip.exceptions import DataError, OptionError, ResourceError, Verificatio
 from odtmip.models import FORMULATIONS, _highs
 from odtmip.models._highs import HighsOptions
 from odtmip.models.formulation import MEMORY_LIMIT, DPProblem, Formulation, estimated_memory_gib
-from odtmip.results import SolveResult, Status
+from odtmip.results import SolveResult, Status, stopped_status
 from odtmip.tree import Tree
 
 logger = logging.getLogger(__name__)
@@ -55,6 +61,8 @@ MIN_DP_SECONDS = 0.1
 #: longer than what is left is not built. MEASURED (2-core machine under a load of 5, N = 2000, depths 2-3):
 #: BinOCT 0.6-1.0 us per nonzero (5.3 M nonzeros in 3.1 s), Günlük 0.15-0.2, OCT 0.06-0.08.
 BUILD_SECONDS_PER_NONZERO = 1e-6
+#: Relative tolerance between HiGHS's numbers and a loss recomputed by routing (as HiGHS's closed gap).
+TOLERANCE = 1e-6
 
 
 class Budget:
@@ -123,10 +131,30 @@ def dp_solutions(problems: Sequence[DPProblem], budget: Budget, memory_limit: fl
     return solved
 
 
+def dp_lower_bound(solved: Sequence[tuple[DPProblem, int, SolveResult]]) -> float | None:
+    """The largest lower bound on the model's optimal loss that the DP solves ``solved`` prove, in the model's units;
+    None when none does.
+
+    A DP solve bounds the model from below only when every tree of the model is a tree of the DP's problem with the
+    same loss: the problem is ``exact`` (the DP sees all of the model's splits, with its minimum leaf size and
+    two-class objective, and :meth:`~DPProblem.in_model_units` maps the DP's objective of a tree to the model's
+    loss of it, an increasing map) and it was solved at its ``deep`` depth (no tree of the model is deeper). Then
+    model optimum >= DP optimum at ``deep`` >= the DP's proven bound, also the bound of a DP solve stopped by its
+    time limit (up to the DP's rounding tolerance, ``stats["tolerance"]``: 0 for integer weights). Neither of the
+    other solves bounds the model: at ``shallow`` < ``deep`` the DP's optimum is only an upper bound (every tree of
+    depth <= shallow fits the model, not conversely), and a problem that is not ``exact`` searches part of the
+    model's splits, so its optimum may lie above the model's.
+    """
+    bounds = [problem.in_model_units(result.bound) for problem, depth, result in solved
+              if problem.exact and depth == problem.deep and result.tree is not None and math.isfinite(result.bound)]
+    return max(bounds, default=None)
+
+
 def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit: float | None = None,
               warm_start: str | Tree | None = "dp", options=None, highs: HighsOptions | None = None,
               lp_bound: bool = False, feed_dp: bool = False, memory_limit: float | None = MEMORY_LIMIT,
-              dp_solved: Sequence[tuple[DPProblem, int, SolveResult]] | None = None, **option_values) -> SolveResult:
+              dp_solved: Sequence[tuple[DPProblem, int, SolveResult]] | None = None, dp_bound: bool = True,
+              **option_values) -> SolveResult:
     """Solve ``data`` with the MIP formulation ``name`` and return a verified result in its loss units.
 
     Parameters
@@ -148,7 +176,8 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
     highs : HighsOptions, optional
         HiGHS settings (``time_limit`` is replaced by what the budget leaves).
     lp_bound : bool
-        Also solve the LP relaxation: ``stats["lp_relaxation"]`` in loss units.
+        Also solve the LP relaxation: ``stats["lp_relaxation"]`` in loss units; None, and the reason in
+        ``stats["lp_note"]``, when it did not finish in its time.
     feed_dp : bool
         Hand HiGHS the DP trees after the first during the search as well.
     memory_limit : float or None
@@ -156,6 +185,10 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
         (:class:`~odtmip.exceptions.ResourceError`); default half of physical memory; None: no guard.
     dp_solved : list of (DPProblem, depth, SolveResult), optional
         The DP solutions of the formulation's warm-start problems, when the caller has them already.
+    dp_bound : bool
+        Raise the reported bound to the DP's proven bound of the same problem, when the DP start solved it
+        (:func:`dp_lower_bound`). :func:`odtmip.check.check` turns it off: it reports what the model proves by
+        itself.
     """
     f = formulation(name)
     refuse_missing_numbers(f, data)
@@ -187,12 +220,14 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
             f"{memory_limit:g} GiB; use a smaller depth or fewer thresholds/features, or raise memory_limit")
 
     t = time.perf_counter()
-    trees = _start_trees(f, data, max_depth, opts, warm_start, feed_dp, dp_solved, budget, stats, memory_limit)
+    trees, dp_solved = _start_trees(f, data, max_depth, opts, warm_start, feed_dp, dp_solved, budget, stats,
+                                    memory_limit)
     stats["warm_start_seconds"] = time.perf_counter() - t
+    floor, dp = f.loss_floor(opts), dp_lower_bound(dp_solved) if dp_bound else None
     left = budget.left()
     if left is not None and left < size["n_nonzeros"] * BUILD_SECONDS_PER_NONZERO:
         # no time left to build the model (a Pyomo build cannot stop half-way): the best start tree is the answer
-        return _before_the_model(name, f, data, opts, trees, stats, budget,
+        return _before_the_model(name, f, data, opts, trees, stats, budget, floor, dp,
                                  f"the time limit left {left:.2f} s, too little to build the model "
                                  f"({size['n_nonzeros']:,} nonzeros)")
 
@@ -201,7 +236,7 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
     stats["build_seconds"] = time.perf_counter() - t
     stats.update(f.stats(m, opts))
     if budget.spent():
-        return _before_the_model(name, f, data, opts, trees, stats, budget,
+        return _before_the_model(name, f, data, opts, trees, stats, budget, floor, dp,
                                  "the time limit ended while the model was built")
     starts = _embedded(f, m, data, opts, trees, warm_start, stats)
     first = starts[0] if starts and warm_start not in (None, "none") else None
@@ -213,12 +248,17 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
 
     to_loss = f.to_loss(m)
     if lp_bound:
-        t = time.perf_counter()
-        stats["lp_relaxation"] = to_loss(_highs.lp_relaxation(m, replace(highs, time_limit=_seconds(budget))))
+        t, limit = time.perf_counter(), _seconds(budget)
+        lp = _highs.lp_relaxation(m, replace(highs, time_limit=limit))
+        stats["lp_relaxation"] = None if lp is None else to_loss(lp)
         stats["lp_seconds"] = time.perf_counter() - t
+        if lp is None:  # the MIP still runs, in what is left of the time
+            stats["lp_note"] = ("the LP relaxation stopped at a limit before its optimum"
+                                + ("" if limit is None else f" (time limit {limit:.3g} s)"))
     run = _highs.solve(m, replace(highs, time_limit=_seconds(budget)), warm_start=None if first is None else first[1],
-                       more_starts=more)
-    return _result(name, f, m, data, opts, run, to_loss, stats, budget, None if first is None else first[0])
+                       more_starts=more, progress_units=lambda best, dual: (to_loss(best), max(floor, to_loss(dual))))
+    return _result(name, f, m, data, opts, run, to_loss, stats, budget, None if first is None else first[0], floor,
+                   dp)
 
 
 def _seconds(budget: Budget) -> float | None:
@@ -228,12 +268,12 @@ def _seconds(budget: Budget) -> float | None:
 
 
 def _start_trees(f: Formulation, data: Dataset, max_depth, opts, warm_start, feed_dp: bool, dp_solved,
-                 budget: Budget, stats: dict, memory_limit: float | None) -> list[Tree]:
-    """The candidate start trees: the given one, the CART tree, or the DP trees (solved here within
-    :data:`WARM_START_SHARE` of the budget unless ``dp_solved`` has them). A DP start refused by the memory limit
-    falls back to the formulation's CART start, if it has one."""
+                 budget: Budget, stats: dict, memory_limit: float | None) -> tuple[list[Tree], list]:
+    """The candidate start trees (the given one, the CART tree, or the DP trees) and the DP solutions, solved here
+    within :data:`WARM_START_SHARE` of the budget unless ``dp_solved`` has them. A DP start refused by the memory
+    limit falls back to the formulation's CART start, if it has one."""
     if isinstance(warm_start, Tree):
-        return [warm_start]
+        return [warm_start], dp_solved or []
     if warm_start == "cart":
         trees = [f.cart(data, max_depth, opts)]
     elif warm_start == "dp" or feed_dp:
@@ -257,8 +297,8 @@ def _start_trees(f: Formulation, data: Dataset, max_depth, opts, warm_start, fee
         if f.accepts is not None:
             trees = [tree for tree in trees if f.accepts(data, tree, opts)]
     else:
-        return []
-    return trees
+        return [], dp_solved or []
+    return trees, dp_solved or []
 
 
 def _embedded(f: Formulation, m, data: Dataset, opts, trees: list[Tree], warm_start,
@@ -278,22 +318,36 @@ def _embedded(f: Formulation, m, data: Dataset, opts, trees: list[Tree], warm_st
 
 
 def _before_the_model(name: str, f: Formulation, data: Dataset, opts, trees: list[Tree], stats: dict,
-                      budget: Budget, why: str) -> SolveResult:
+                      budget: Budget, floor: float, dp: float | None, why: str) -> SolveResult:
     """The result of a call whose time limit ended before HiGHS could run (``why``): the best start tree (lowest
-    loss), status ``time_limit``; no tree when there was no start."""
+    loss), no tree when there was no start; the bound as :func:`_bounded` gives it, from the DP's ``dp`` and the
+    trivial ``floor``."""
     stats["incumbent"] = f"the warm start: {why}"
-    if not trees:
-        return SolveResult(solver=name, status=Status.TIME_LIMIT, stop_reason="time_limit", tree=None,
-                           objective=None, bound=-math.inf, seconds=budget.elapsed(), stats=stats)
-    tree = min(trees, key=lambda t: f.loss(data, t, opts))
-    return SolveResult(solver=name, status=Status.TIME_LIMIT, stop_reason="time_limit", tree=tree,
-                       objective=f.loss(data, tree, opts), bound=-math.inf, seconds=budget.elapsed(), stats=stats)
+    tree = min(trees, key=lambda t: f.loss(data, t, opts)) if trees else None
+    objective = None if tree is None else f.loss(data, tree, opts)
+    status, bound = _bounded(Status.TIME_LIMIT, objective, {"dp": dp, "trivial": floor}, stats)
+    return SolveResult(solver=name, status=status, stop_reason="time_limit", tree=tree, objective=objective,
+                       bound=bound, seconds=budget.elapsed(), stats=stats)
+
+
+def _bounded(status: Status, objective: float | None, known: dict, stats: dict) -> tuple[Status, float]:
+    """The status and bound of a result: the bound is the largest of the lower bounds ``known`` by source (None:
+    none; ties to the first), named in ``stats["bound_source"]``; a tree that meets it is optimal whatever
+    stopped the search, and no bound exceeds the tree's objective."""
+    stats["bound_source"] = source = max((s for s, b in known.items() if b is not None), key=known.get)
+    bound = known[source]
+    if objective is not None:
+        status = stopped_status(status, objective, bound, TOLERANCE * max(1.0, abs(objective)))
+        bound = objective if status is Status.OPTIMAL else min(bound, objective)
+    return status, bound
 
 
 def _result(name: str, f: Formulation, m, data: Dataset, opts, run, to_loss, stats: dict,
-            budget: Budget, start: Tree | None) -> SolveResult:
+            budget: Budget, start: Tree | None, floor: float, dp: float | None) -> SolveResult:
     """Decode and verify HiGHS's incumbent; the bound, status and statistics in loss units. When a limit stopped
-    HiGHS before it held any solution, the warm-start tree ``start`` is the best tree so far."""
+    HiGHS before it held any solution, the warm-start tree ``start`` is the best tree so far. The bound is the
+    largest of HiGHS's, the DP's ``dp`` (None: none) and the trivial ``floor``, ties to the first (``inf`` when
+    HiGHS proved that no tree meets the constraints)."""
     tree = objective = None
     status, stop_reason = run.status, run.stop_reason
     if not run.has_solution and start is not None and status is Status.TIME_LIMIT:
@@ -303,12 +357,12 @@ def _result(name: str, f: Formulation, m, data: Dataset, opts, run, to_loss, sta
         tree = f.decode(m, data)
         objective = f.loss(data, tree, opts)
         claimed = to_loss(run.objective)
-        if objective > claimed + 1e-6 * max(1.0, abs(claimed)):
+        if objective > claimed + TOLERANCE * max(1.0, abs(claimed)):
             raise VerificationError(f"{name}: the decoded tree's recomputed objective {objective:g} is worse than "
                                     f"the solver's {claimed:g}")
-    bound = -math.inf if run.bound is None or not math.isfinite(run.bound) else to_loss(run.bound)
-    if objective is not None:
-        bound = objective if status is Status.OPTIMAL else min(bound, objective)
+    dual = None if run.bound is None or not math.isfinite(run.bound) else to_loss(run.bound)
+    known = {"highs": math.inf if status is Status.INFEASIBLE else dual, "dp": dp, "trivial": floor}
+    status, bound = _bounded(status, objective, known, stats)
     stats.update(run.statistics)
     if hasattr(opts, "positive"):  # the class the model's rates and targets count as positive
         stats["positive_index"] = opts.positive
@@ -321,7 +375,7 @@ def _result(name: str, f: Formulation, m, data: Dataset, opts, run, to_loss, sta
         warm_start_given=run.warm_start_given,
         warm_start_accepted=run.warm_start_accepted,
         warm_start_objective=None if run.warm_start_objective is None else to_loss(run.warm_start_objective),
-        trajectory=[(t, to_loss(p) if math.isfinite(p) else None, to_loss(d) if math.isfinite(d) else None)
+        trajectory=[(t, to_loss(p) if math.isfinite(p) else None, max(floor, to_loss(d)) if math.isfinite(d) else None)
                     for t, p, d in run.trajectory],
     )
     return SolveResult(solver=name, status=status, stop_reason=stop_reason, tree=tree, objective=objective,

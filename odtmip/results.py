@@ -42,7 +42,9 @@ class SolveResult:
         The objective of ``tree`` recomputed by routing the training data through it; ``None`` without a
         tree.
     bound : float
-        Best proven lower bound on the objective (``-inf`` when nothing is known).
+        Best proven lower bound on the objective: never below the loss's trivial bound (the least loss any tree
+        can have: 0 for (weighted) errors), never above ``objective``, equal to it when optimal; ``inf`` when
+        no tree meets the constraints (``Status.INFEASIBLE``).
     seconds : float
         Wall-clock time of the whole call.
     stats : Mapping[str, Any]
@@ -65,9 +67,17 @@ class SolveResult:
 
     @property
     def gap(self) -> float:
-        """Relative gap ``(objective - bound) / max(|objective|, 1e-9)``; ``inf`` without a tree, 0 if optimal."""
+        """Relative gap ``(objective - bound) / max(|objective|, 1e-9)``; ``inf`` without a tree, 0 if optimal. It lies
+        in [0, 1], since the bound lies between the trivial bound (>= 0 for every loss here) and the objective."""
         if self.objective is None or not math.isfinite(self.bound):
             return math.inf
         if self.status is Status.OPTIMAL:
             return 0.0
         return max(0.0, self.objective - self.bound) / max(abs(self.objective), 1e-9)
+
+
+def stopped_status(limit: Status, objective: float, bound: float, tol: float = 0.0) -> Status:
+    """What a search that ``limit`` stopped proved about its best tree, of loss ``objective``: that it is optimal
+    when it meets the lower bound the search proved (``objective <= bound + tol``, ``tol`` the solver's rounding
+    tolerance), else nothing (``limit``). The result's ``stop_reason`` still names the limit."""
+    return Status.OPTIMAL if objective <= bound + tol else limit

@@ -59,6 +59,7 @@ def run(args) -> int:
         print(report.mip.tree.to_text())
     print(report.summary())
     print(f"model size: {row['n_constraints']:,} rows, {row['n_variables']:,} columns ({row['n_binaries']:,} binary), "
-          f"{row['n_nonzeros']:,} nonzeros; LP bound {common.fmt(row['lp_bound'])}, root bound "
-          f"{common.fmt(row['root_bound'])}, {row['nodes']} nodes")
+          f"{row['n_nonzeros']:,} nonzeros; LP bound {common.fmt(row['lp_bound'])}"
+          + (f" ({row['lp_note']})" if row.get("lp_note") else "")
+          + f", root bound {common.fmt(row['root_bound'])}, {row['nodes']} nodes")
     return 0 if report.verdict != "disagree" else 1

@@ -93,7 +93,7 @@ from odtmip.dp.solver import (
 )
 from odtmip.exceptions import OptionError, ResourceError, VerificationError
 from odtmip.options import MEMORY_LIMIT, check_switches
-from odtmip.results import SolveResult, Status
+from odtmip.results import SolveResult, Status, stopped_status
 from odtmip.tree import Split, branch, leaf
 
 #: Group kinds whose raw column ConTree splits at every midpoint.
@@ -432,10 +432,11 @@ class ContreeSolver:
                      cache_keys=int(self._cache.used[kc.U_KEYS]), cache_grows=self._grows)
         if end[2][kcommon.S_TIMEOUT] or out_of_memory:
             spec, value = self._incumbent(work.incumbent, rows, d, best)
-            status = Status.MEMORY_LIMIT if out_of_memory else Status.TIME_LIMIT
-            reason, bound = status.value, max(lb, float(work.incumbent[I_BOUND]))
+            limit = Status.MEMORY_LIMIT if out_of_memory else Status.TIME_LIMIT
+            reason, bound = limit.value, max(lb, float(work.incumbent[I_BOUND]))
             if self._tol == 0.0:  # integer costs
                 bound = float(math.ceil(bound))
+            status = stopped_status(limit, value, bound, self._tol)  # optimal if the tree meets the bound
         elif exact:
             spec, status, reason = self._build(rows, d), Status.OPTIMAL, "solved"
         elif best is not None:  # no tree beats the best one known: it is optimal
@@ -445,7 +446,7 @@ class ContreeSolver:
         tree = self.dataset.new_tree(self._tree_spec(spec))
         verify_tree(self.dataset, tree, float(value), self.penalty, self.min_leaf, d, (1 << d) - 1)
         objective = float(self.dataset.misclassifications(tree) + self.penalty * tree.n_branch_nodes)
-        if status is Status.OPTIMAL and gap > 0.0:
+        if status is Status.OPTIMAL and gap > 0.0 and reason == "solved":
             bound = (1.0 - gap) * objective - self._tol
             if self._tol == 0.0:  # integer costs
                 bound = float(math.ceil(bound))

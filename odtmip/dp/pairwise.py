@@ -53,7 +53,7 @@ from odtmip.dp.solver import (
     tie_tolerance,
     verify_tree,
 )
-from odtmip.results import SolveResult, Status
+from odtmip.results import SolveResult, Status, stopped_status
 
 #: Deepest tree solved here; deeper trees need the compiled search's bounds.
 MAX_DEPTH = 4
@@ -259,7 +259,10 @@ def solve_pairwise(dataset: Dataset, max_depth: int = 3, max_nodes: int | None =
     if leaf_penalty is not None:
         stats["leaf_penalty"] = leaf_penalty
 
-    def result(status: Status, value: tuple, bound: float) -> SolveResult:
+    def result(stop: Status, value: tuple, bound: float) -> SolveResult:
+        """The result of the best tree ``value`` when ``stop`` ended the search (OPTIMAL: it finished) with the
+        lower bound ``bound``; a stopped search whose tree meets it proved it optimal, though not the one with the
+        fewest branch nodes (:func:`~odtmip.results.stopped_status`)."""
         stats.update(nodes=search.nodes, depth_two_calls=search.depth_two_calls,
                      search_seconds=time.perf_counter() - t0)
         if value[2] is None:
@@ -267,8 +270,11 @@ def solve_pairwise(dataset: Dataset, max_depth: int = 3, max_nodes: int | None =
         tree = dataset.new_tree(internal_spec(dataset, enc, value[2]))
         verify_tree(dataset, tree, value[0], penalty, min_leaf, max_depth, n_nodes)
         objective = routed_objective(dataset, tree, penalty, leaf_penalty, total)
+        status = stopped_status(stop, value[0], bound, tol)
+        if status is Status.OPTIMAL and stop is not Status.OPTIMAL:
+            stats["fewest_nodes_proven"] = False
         bound = objective if status is Status.OPTIMAL else reported(min(bound, value[0]), penalty, leaf_penalty, total)
-        return SolveResult("dp", status, status.value, tree, float(objective), bound, time.perf_counter() - t0, stats)
+        return SolveResult("dp", status, stop.value, tree, float(objective), bound, time.perf_counter() - t0, stats)
 
     n_nodes = (1 << max_depth) - 1 if max_nodes is None else min(max_nodes, (1 << max_depth) - 1)
     rows = np.arange(len(y))

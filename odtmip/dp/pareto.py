@@ -70,7 +70,7 @@ from odtmip.dp.solver import MAX_DEPTH_CAP, DPOptions, DPSolver, _check_int, _ch
 from odtmip.exceptions import DataError, OptionError, VerificationError
 from odtmip.metrics import Confusion, count_target, positive_index
 from odtmip.options import check_switches
-from odtmip.results import SolveResult, Status
+from odtmip.results import SolveResult, Status, stopped_status
 from odtmip.tree import Tree, leaf
 
 #: The lower bound that says nothing.
@@ -534,7 +534,10 @@ def solve_pareto(dataset: Dataset, max_depth: int = 3, max_nodes: int | None = N
         status = Status.INFEASIBLE if front.status is Status.OPTIMAL else Status.NO_SOLUTION
         return SolveResult("dp", status, front.stop_reason, None, None, bound, time.perf_counter() - t0, stats)
     value = loss(best.fp, best.fn)
-    if front.status is Status.OPTIMAL:
+    status = stopped_status(front.status, value, bound, 1e-12)  # a stopped front whose best point meets its bound
+    if status is not front.status:
+        stats["fewest_nodes_proven"] = False
+    elif front.status is Status.OPTIMAL:
         if goal.strict(value, solver.positives, solver.negatives):  # the optima are front points, each with its
             optima = [p for p in front.points if loss(p.fp, p.fn) <= value + 1e-12]  # fewest nodes
             best, stats["fewest_nodes_proven"] = min(optima, key=lambda p: p.nodes), True
@@ -545,7 +548,7 @@ def solve_pareto(dataset: Dataset, max_depth: int = 3, max_nodes: int | None = N
     stats.update(tpr=best.tpr, tnr=best.tnr, f1=best.confusion.f1, fp=best.fp, fn=best.fn)
     if goal.metric is not None:
         stats["metric_value"] = 1.0 - value
-    return SolveResult("dp", front.status, front.stop_reason, best.tree, loss(best.fp, best.fn), min(bound, value),
+    return SolveResult("dp", status, front.stop_reason, best.tree, loss(best.fp, best.fn), min(bound, value),
                        time.perf_counter() - t0, stats)
 
 

@@ -142,7 +142,7 @@ from odtmip.dp.anytime import (
 )
 from odtmip.exceptions import OptionError, ResourceError, VerificationError
 from odtmip.options import MEMORY_LIMIT, check_switches
-from odtmip.results import SolveResult, Status
+from odtmip.results import SolveResult, Status, stopped_status
 from odtmip.tree import Tree, branch, is_close, leaf
 
 logger = logging.getLogger("odtmip")
@@ -974,7 +974,9 @@ class DPSolver:
     def _stopped(self, d, n, search, warm, stats, t0, eq, final, out_of_memory) -> SolveResult:
         """The best tree known when the deadline passed or the memory limit was reached (the root incumbent of
         ``search`` at the budget (d, n) being searched, ``warm``: the greedy tree or the optimum of a
-        shallower depth, or the leaf) and the lower bound of the root at the problem's budget ``final``."""
+        shallower depth, or the leaf) and the lower bound of the root at the problem's budget ``final``. A tree
+        that meets that bound is optimal (:func:`~odtmip.results.stopped_status`), though not proven the one
+        with the fewest branch nodes (``stats["fewest_nodes_proven"]``)."""
         spec, value = self._incumbent(search.incumbent)
         limits = (d, n)
         if warm is not None and warm[1] < value - self._tol:
@@ -982,11 +984,13 @@ class DPSolver:
         tree = self.dataset.new_tree(spec)
         self._verify(tree, value, *limits)
         lb = eq if final is None else self._lower_bound(search, final[0], final[1])
-        bound = min(lb, value)
         self._add_stats(stats, t0)
-        status = Status.MEMORY_LIMIT if out_of_memory else Status.TIME_LIMIT
-        return SolveResult("dp", status, status.value, tree, self._objective(tree), self._report(bound),
-                           time.perf_counter() - t0, stats)
+        limit = Status.MEMORY_LIMIT if out_of_memory else Status.TIME_LIMIT
+        status, objective = stopped_status(limit, value, lb, self._tol), self._objective(tree)
+        if status is Status.OPTIMAL and self.options.fewest_nodes:
+            stats["fewest_nodes_proven"] = False
+        bound = objective if status is Status.OPTIMAL else self._report(min(lb, value))
+        return SolveResult("dp", status, limit.value, tree, objective, bound, time.perf_counter() - t0, stats)
 
     def _add_stats(self, stats: dict, t0: float) -> None:
         st = self._totals

@@ -71,7 +71,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 from typing import Any
@@ -412,9 +412,10 @@ class _Recorder:
     """What a HiGHS run reports as it goes (the sink of :func:`odtmip.models._highs_run.run_job`): the log, the
     callback points, the progress display and the last improving solution."""
 
-    def __init__(self, echo: bool):
+    def __init__(self, echo: bool, units: Callable[[float, float], tuple[float, float]] | None = None):
         self.echo = echo
-        self.progress = progress.Reporter("highs")  # in the model's own units and sense
+        self.progress = progress.Reporter("highs")
+        self.units = units  # (incumbent, dual bound) -> what the progress lines show; None: the model's own
         self.parts: list[str] = []
         self.points: list[tuple[float, float, float, int]] = []  # (seconds, primal, dual, nodes)
         self.incumbent: np.ndarray | None = None  # x of the last improving solution
@@ -434,7 +435,7 @@ class _Recorder:
 
     def logging(self, seconds: float, primal: float, dual: float, nodes: int) -> None:
         self.points.append((seconds, primal, dual, nodes))
-        self.progress(primal, dual, seconds)
+        self.progress(*(self.units(primal, dual) if self.units else (primal, dual)), seconds)
 
     @property
     def text(self) -> str:
@@ -680,6 +681,7 @@ def solve(
     options: HighsOptions = HighsOptions(),  # noqa: B008  (frozen, so a shared default is safe)
     warm_start: Iterable | None = None,
     more_starts: Iterable[Iterable] = (),
+    progress_units: Callable[[float, float], tuple[float, float]] | None = None,
 ) -> MipRun:
     """Solve a linear Pyomo model with HiGHS and load the incumbent into its variables.
 
@@ -698,6 +700,9 @@ def solve(
         Further solutions (each an iterable of ``(VarData, value)`` pairs, full or partial), completed and
         verified the same way and handed to HiGHS during the search, one per poll of its user-solution callback
         (``cbMipUserSolution``), in order.
+    progress_units : callable, optional
+        ``(incumbent, dual bound) -> (best, bound)``: what the progress lines (:mod:`odtmip.progress`) show, e.g.
+        the caller's loss; default the model's own values and sense.
 
     Returns
     -------
@@ -724,7 +729,7 @@ def solve(
         log = f"Pyomo found a violated constant constraint before HiGHS ran: {comp.infeasible_reason}\n"
         return _run_without_solution(Status.INFEASIBLE, "infeasible", comp, time.perf_counter() - t0, 0.0, given, log)
 
-    recorder = _Recorder(echo=options.log)
+    recorder = _Recorder(echo=options.log, units=progress_units)
     items = _checked_options(hs, options, mip=True, recorder=recorder)
     handoff = time.perf_counter() - t0  # the compile; HiGHS's passModel is added below
 
@@ -875,7 +880,7 @@ def _start_verdict(comp: _Compiled, start: np.ndarray | None, objective: float |
     return True, value
 
 
-def lp_relaxation(model, options: HighsOptions = HighsOptions()) -> float:  # noqa: B008
+def lp_relaxation(model, options: HighsOptions = HighsOptions()) -> float | None:  # noqa: B008
     """Optimal value of the LP relaxation (integrality dropped), in the model's own sense.
 
     The Pyomo model is not modified: integrality is dropped only in the copy handed to HiGHS.
@@ -890,14 +895,15 @@ def lp_relaxation(model, options: HighsOptions = HighsOptions()) -> float:  # no
 
     Returns
     -------
-    float
+    float or None
         The LP optimum including the objective constant. An infeasible relaxation gives ``+inf`` when
-        minimising and ``-inf`` when maximising; an unbounded one the opposite infinity.
+        minimising and ``-inf`` when maximising; an unbounded one the opposite infinity. None when a limit (the
+        time limit, an iteration limit) stopped HiGHS before the optimum.
 
     Raises
     ------
     RuntimeError
-        HiGHS stopped before solving the LP (e.g. on the time limit), or failed.
+        HiGHS failed.
     """
     hs = _highspy()
     comp = compile_model(model)
@@ -922,6 +928,8 @@ def lp_relaxation(model, options: HighsOptions = HighsOptions()) -> float:  # no
         return infeasible
     if ms == M.kUnbounded:
         return -infeasible
+    if ms in (M.kTimeLimit, M.kIterationLimit):
+        return None
     raise RuntimeError(
         f"HiGHS did not solve the LP relaxation (model status {h.modelStatusToString(ms)!r}); log tail:\n"
         + "".join(recorder.parts[-30:])

@@ -716,6 +716,13 @@ def loss(data: Dataset, tree: Tree, options: BinOCTOptions) -> float:
     return errors / float(data.weights.sum()) + options.leaf_penalty * tree.n_leaves
 
 
+def loss_floor(options: BinOCTOptions) -> float:
+    """The least loss of any tree: λ, for its one leaf at least (errors are >= 0; under a target, whose loss is the
+    missed weight, λ = 0). The model's objective agrees: every row reaches a leaf, so with N >= 1 rows (28) sets
+    some α_l = 1 and (27) is >= λ."""
+    return options.leaf_penalty
+
+
 def _merge(spec):
     """Replace a branch whose two children are leaves of one class by that leaf (predictions unchanged)."""
     if spec.left.split is None and spec.right.split is None and spec.left.label == spec.right.label:
@@ -991,6 +998,7 @@ FORMULATION = Formulation(
     embed=warm_start_values,
     loss=loss,
     to_loss=lambda m: lambda value: value,  # the model's objective is the loss
+    loss_floor=loss_floor,
     dp_problem=_dp_problem,
     accepts=rates.meets_target,
     reads_numbers=True,

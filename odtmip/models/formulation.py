@@ -118,6 +118,10 @@ def _no_shortcut(data: Dataset, options) -> None:
     return None
 
 
+def _no_loss(options) -> float:
+    return 0.0
+
+
 @dataclass(frozen=True)
 class Formulation:
     """One MIP formulation as the pipeline sees it: its name and the functions of its module.
@@ -145,6 +149,9 @@ class Formulation:
     to_loss : callable
         ``(m) -> (value -> loss)``: the model's objective value in loss units; monotone, so that HiGHS's dual
         bound maps to a lower bound on the loss.
+    loss_floor : callable
+        ``(options) -> float``: the least loss any tree can have, a lower bound known without solving; every
+        reported bound is at least this. Default 0: a loss of (weighted) errors, or of errors plus penalties.
     dp_problem : callable or None
         ``(data, max_depth, options) -> DPProblem`` with the model's optimum (``odtmip check``); raises OptionError
         when the options leave no DP equivalent. None: the formulation has none.
@@ -191,6 +198,7 @@ class Formulation:
     accepts: Callable[..., bool] | None = None
     cart: Callable[..., Tree] | None = None
     highs: Callable[..., Any] | None = None
+    loss_floor: Callable[..., float] = _no_loss
     shortcut: Callable[..., Any] = _no_shortcut
     fixed: dict = field(default_factory=dict)
     reads_numbers: bool = False

@@ -664,12 +664,20 @@ def warm_start_values(m, data: Dataset, tree: Tree) -> list | None:
 
     Each split of ``tree`` must partition the training rows like some group's subset does (true for trees
     over ``data``'s binary columns or over subsets of a group), and the tree must fit in the topology, possibly
-    after swapping children (complementing a subset). Routing variables c are left to HiGHS, which completes a
+    after swapping children (complementing a subset). A leaf above the topology's leaves sends its samples down
+    trivial splits (every column left, or none) to a leaf of its class; the other subtree of a trivial split gets
+    no sample, but (1) still has each of its nodes branch on one group, so it takes trivial splits too (a single
+    leaf is such a tree: it fits every topology). Routing variables c are left to HiGHS, which completes a
     partial start by solving an LP.
     """
     gd, topo, options = m.gdata, m.topology, m.options
     raw_cols = [data.X.iloc[:, c].to_numpy() for c in range(data.n_features)]
     emb = _Embedding()
+
+    def trivial(k: int, all_left: bool) -> tuple[int, set[int]] | None:
+        """The first group whose trivial split at node k (every column left, or none) the options allow."""
+        splits = ((g, set(group.columns) if all_left else set()) for g, group in enumerate(gd.groups))
+        return next(((g, selected) for g, selected in splits if _allowed(m, k, g, selected)), None)
 
     def place_leaf(label, child) -> bool:
         """Send every sample to a leaf of class ``label`` below ``child`` with trivial splits."""
@@ -678,10 +686,9 @@ def warm_start_values(m, data: Dataset, tree: Tree) -> list | None:
             return (label == options.positive) == (idx % 2 == 0)
         left, right = topo.children[idx]
         for side_child, all_left in ((left, True), (right, False)):
-            trivial = [(g, set(grp.columns) if all_left else set()) for g, grp in enumerate(gd.groups)]
-            allowed = [(g, sel) for g, sel in trivial if _allowed(m, idx, g, sel)]
-            if allowed and place_leaf(label, side_child):
-                _set_split(emb, gd, idx, *allowed[0])
+            split = trivial(idx, all_left)
+            if split is not None and place_leaf(label, side_child):
+                _set_split(emb, gd, idx, *split)
                 return True
         return False
 
@@ -709,6 +716,12 @@ def warm_start_values(m, data: Dataset, tree: Tree) -> list | None:
 
     if not place(0, ("node", 1)):
         return None
+    placed = {k for _, k in emb.v}
+    for k in [k for k in topo.nodes if k not in placed]:  # no sample reaches k: (1) asks for a group all the same
+        split = trivial(k, True) or trivial(k, False)
+        if split is None:
+            return None
+        _set_split(emb, gd, k, *split)
     values = [(m.v[g, k], emb.v.get((g, k), 0.0)) for g in m.GROUPS for k in m.NODES]
     values += [(m.z[j, k], emb.z.get((j, k), 0.0)) for j in m.COLUMNS for k in m.NODES]
     return values

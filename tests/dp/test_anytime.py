@@ -13,6 +13,7 @@ from odtmip.dp import DPSolver, anytime, solve_contree, solve_dp
 from odtmip.dp._kernels._common import CNT_EQUIV
 from odtmip.dp.anytime import greedy_tree, terminal_solver
 from odtmip.dp.contree import ContreeOptions, ContreeSolver
+from odtmip.dp.pareto import ParetoSolver, solve_pareto
 from odtmip.dp.solver import DPOptions
 from odtmip.results import Status
 
@@ -47,7 +48,7 @@ def test_a_stopped_search_is_never_worse_than_cart(case):
     solver = DPSolver(ds, min_leaf=min_leaf)
     solver._params = solver._params._replace(node_limit=0)
     stopped = solver.solve(max_depth=depth)
-    assert stopped.status is Status.TIME_LIMIT
+    assert stopped.stop_reason == "time_limit"  # optimal when the bound at the stop proves it (depth 1: it does)
     assert stopped.objective <= cart + 1e-9
     optimum = solve_dp(ds, depth, min_leaf=min_leaf)
     assert optimum.objective <= stopped.objective + 1e-9
@@ -178,6 +179,45 @@ def test_bound_passes_raise_the_bound_of_a_stopped_search_before_the_proof(weigh
         eq = stops[0][2]._report(stops[0][2].equivalent_points_weight)
         between[passes] = [b for b in bounds if eq + 1e-9 < b < optimum.objective - 1e-9]
     assert len(between[True]) >= 5 and not between[False]
+
+
+def _stopped_pareto(ds, depth, nodes):
+    """solve_pareto's front search stopped after ``nodes`` subproblems (as the deadline stops it, repeatably)."""
+    front = ParetoSolver.front
+
+    def stopped(self, *args, **kwargs):
+        self._params = self._params._replace(node_limit=nodes)
+        return front(self, *args, **kwargs)
+
+    with mock.patch.object(ParetoSolver, "front", stopped):
+        return solve_pareto(ds, depth, metric="f1")
+
+
+@pytest.mark.parametrize("engine", ["search", "pairwise", "contree", "pareto"])
+def test_a_stopped_search_whose_tree_meets_its_bound_reports_it_optimal(engine):
+    # Separable data: the first tree found has no error and the bound is 0, so a search stopped right after finding
+    # it has proved it optimal; it said time_limit (objective = bound = 0). The stop reason still names the limit.
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, size=(60, 6))
+    ds = Dataset(X, X[:, 0] ^ X[:, 1])
+    if engine == "search":
+        solver = DPSolver(ds)
+        solver._params = solver._params._replace(node_limit=0)
+        res = solver.solve(max_depth=3)
+    elif engine == "pairwise":
+        res = solve_dp(ds, 3, time_limit=1e-9)  # past the deadline before the search's first node
+        assert res.stats["engine"] == "pairwise"
+    elif engine == "contree":
+        Xn = rng.random((80, 3)).round(2)
+        solver = ContreeSolver(Dataset(Xn, ((Xn[:, 0] > 0.5) ^ (Xn[:, 1] > 0.3)).astype(int)))
+        solver._node_limit = 0
+        res = solver.solve(3)
+    else:
+        res = _stopped_pareto(Dataset(X, X[:, 0] & X[:, 1]), 3, nodes=3)
+    assert res.status is Status.OPTIMAL and res.stop_reason == "time_limit"
+    assert res.objective == res.bound == 0.0 and res.gap == 0.0
+    if engine != "contree":  # the DP's optimum has the fewest branch nodes; a stopped search did not prove that
+        assert res.stats["fewest_nodes_proven"] is False
 
 
 # ----------------------------------------------------------------------------------------------- the greedy tree

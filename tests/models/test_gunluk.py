@@ -9,7 +9,9 @@ import pandas as pd
 import pyomo.environ as pyo
 import pytest
 
+import odtmip
 from odtmip import Dataset, Status
+from odtmip.datasets import load
 from odtmip.exceptions import DataError, OptionError
 from odtmip.models import _highs, gunluk
 from odtmip.models.gunluk import GunlukOptions, exact_target, solve_gunluk
@@ -213,6 +215,30 @@ def test_hand_made_warm_start_is_accepted(rng):
     assert r.stats["warm_start_accepted"] is True
     assert r.stats["warm_start_objective"] == pytest.approx(data.misclassifications(tree))
     assert r.objective <= data.misclassifications(tree)
+
+
+@pytest.mark.parametrize("topology", ["balanced-2", "balanced-3", "depth2.5", "imbalanced"])
+def test_trees_with_shallow_leaves_are_accepted_as_starts(rng, topology):
+    # a leaf above the topology's leaves goes down trivial splits; the nodes of the other subtree of each got no
+    # group, which (1) requires, so HiGHS refused the start (the single leaf at every depth >= 2, a stump at >= 3)
+    X, y = categorical_data(rng, n=24)
+    data = Dataset(X, y)
+    stump = branch(data.split_of(data.groups[0].members[0]), leaf(0), leaf(1))
+    for spec in (leaf(1), stump):
+        tree = Tree(spec, data.feature_names, data.classes_)
+        r = solve_gunluk(data, topology=topology, warm_start=tree)
+        assert r.stats["warm_start_accepted"] is True
+        assert r.stats["warm_start_objective"] == pytest.approx(data.misclassifications(tree))
+
+
+def test_the_single_leaf_optimum_of_monk2_is_accepted_as_the_start():
+    # monk2 at depth 2: the DP's optimum is the single leaf (142 errors), and HiGHS refused it as the start
+    data = Dataset(*load("monk2"))
+    dp = odtmip.solve(data, "dp", max_depth=2)
+    assert dp.tree.n_leaves == 1 and dp.objective == 142
+    r = solve_gunluk(data, max_depth=2, highs=_highs.HighsOptions(extra={"mip_max_nodes": 0}))  # stops at once
+    assert r.stats["warm_start_accepted"] is True and r.stats["warm_start_objective"] == 142
+    assert r.objective == dp.objective and r.tree.n_leaves == 1
 
 
 def test_time_limit_returns_the_incumbent_with_status():

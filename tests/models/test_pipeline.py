@@ -13,10 +13,11 @@ from odtmip import Dataset, Status
 from odtmip.check import check
 from odtmip.datasets import load
 from odtmip.exceptions import OdtmipError, OptionError, ResourceError
-from odtmip.models import FORMULATIONS
+from odtmip.models import FORMULATIONS, gunluk
+from odtmip.models._highs import HighsOptions
 from odtmip.models.formulation import MEMORY_LIMIT, DPProblem, estimated_memory_gib
 from odtmip.options import OPTIONS
-from odtmip.pipeline import WARM_START_SHARE, Budget, solve_mip
+from odtmip.pipeline import WARM_START_SHARE, Budget, dp_lower_bound, solve_mip
 from odtmip.tree import Split, branch, leaf
 
 pytestmark = pytest.mark.highs
@@ -52,6 +53,18 @@ def test_check_solves_the_dp_once_and_starts_the_mip_from_it(monkeypatch, name, 
     assert calls == [depth]  # the MIP's warm start reused check's DP solution
     assert report.mip.stats["warm_start_accepted"] is True
     assert report.mip.stats["warm_start_loss"] == pytest.approx(report.mip.objective)
+
+
+@pytest.mark.parametrize("name, loss", [("gunluk", 3.0), ("binoct", 3 / 8), ("oct", 1.0)])
+def test_a_single_leaf_optimum_is_the_accepted_start(name, loss):
+    # each combination of the two columns holds one row of each class, but for (1, 1), two of class 0: no split
+    # saves an error, so the DP's optimum (fewest nodes) is the single leaf of class 0 (3 errors); Günlük refused it
+    data = Dataset(np.repeat([[0, 0], [0, 1], [1, 0], [1, 1]], 2, axis=0), [0, 1, 0, 1, 0, 1, 0, 0])
+    dp = odtmip.solve(data, "dp", max_depth=2)
+    assert dp.tree.n_leaves == 1 and dp.objective == 3
+    res = solve_mip(name, data, 2)
+    assert res.stats["warm_start_accepted"] is True and res.stats["warm_start_loss"] == pytest.approx(loss)
+    assert res.status is Status.OPTIMAL and res.objective == pytest.approx(loss)
 
 
 @pytest.mark.parametrize("name, depth", [("gunluk", 2), ("binoct", 2), ("oct", 1)])
@@ -121,8 +134,11 @@ def test_a_model_that_cannot_be_built_in_the_time_left_is_not_built(monkeypatch,
     result = solve_mip(name, data, 2, time_limit=60.0)
     dp = FORMULATIONS[name].dp_problem(data, 2, FORMULATIONS[name].make_options(2, None, {}))
     optimum = dp.in_model_units(dp.solve(2).objective)
-    assert result.status is Status.TIME_LIMIT and result.stop_reason == "time_limit"
-    assert result.objective == pytest.approx(optimum, abs=1e-9) and result.bound <= result.objective
+    assert result.stop_reason == "time_limit" and result.objective == pytest.approx(optimum, abs=1e-9)
+    # the DP's bound of the model's own problem proves the start optimal (OCT's DP problem is not exact)
+    proven = result.stats["bound_source"] == "dp"
+    assert proven == (name != "oct") and result.optimal == proven
+    assert result.bound == (result.objective if proven else 0.0)
     assert "too little to build the model" in result.stats["incumbent"]
 
 
@@ -208,7 +224,7 @@ def test_the_warm_start_tree_is_returned_when_highs_stops_before_holding_a_solut
 
     run = _highs.solve
 
-    def stopped_at_once(model, options, warm_start=None, more_starts=()):
+    def stopped_at_once(model, options, warm_start=None, more_starts=(), progress_units=None):
         result = run(model, options)  # no start given to HiGHS
         return replace(result, status=Status.TIME_LIMIT, stop_reason="time_limit", has_solution=False,
                        objective=None, bound=None)
@@ -216,9 +232,80 @@ def test_the_warm_start_tree_is_returned_when_highs_stops_before_holding_a_solut
     monkeypatch.setattr(_highs, "solve", stopped_at_once)
     data = small_data()
     res = solve_mip("gunluk", data, max_depth=2, time_limit=30)
-    assert res.status is Status.TIME_LIMIT and res.tree is not None
+    assert res.stop_reason == "time_limit" and res.tree is not None
     assert res.objective == res.stats["warm_start_loss"] == data.misclassifications(res.tree)
-    monkeypatch.undo()
-    assert res.objective == solve_mip("gunluk", data, max_depth=2).objective  # the DP start is optimal here
-    assert res.bound == -math.inf or res.bound <= res.objective
     assert res.stats["incumbent"].startswith("the warm start")
+    # the DP proved its start optimal for the same problem (balanced depth 2, the model's splits)
+    assert res.status is Status.OPTIMAL and res.bound == res.objective and res.stats["bound_source"] == "dp"
+    unproven = solve_mip("gunluk", data, max_depth=2, time_limit=30, dp_bound=False)
+    assert unproven.status is Status.TIME_LIMIT and unproven.bound == 0.0 and unproven.gap == 1.0
+    assert unproven.stats["bound_source"] == "trivial"
+    monkeypatch.undo()
+    assert res.objective == solve_mip("gunluk", data, max_depth=2).objective
+
+
+def test_a_stopped_model_reports_the_dps_bound_of_the_same_problem():
+    # HiGHS stopped before its first node had no bound: the call reported -inf (JSON null, gap inf) although the DP
+    # start had proved its tree optimal for the same problem (balanced depth 3 on the model's splits: 216 errors)
+    data = Dataset(*load("tic-tac-toe"))
+    stopped = HighsOptions(extra={"mip_max_nodes": 0})
+    res = solve_mip("gunluk", data, 3, highs=stopped)
+    assert res.stop_reason == "node_limit" and res.stats["bound_source"] == "dp"
+    assert res.objective == res.bound == odtmip.solve(data, "dp", max_depth=3).objective == 216
+    assert res.status is Status.OPTIMAL and res.gap == 0.0
+    alone = solve_mip("gunluk", data, 3, highs=stopped, dp_bound=False)  # what the model proved by itself: nothing
+    assert alone.status is Status.TIME_LIMIT and alone.bound == 0.0 and alone.gap == 1.0
+    # a shallower tree than the topology's deepest leaf bounds nothing: depth2.5's DP bound is the deep one only
+    bracket = DPProblem(data, 2, 3)
+    assert dp_lower_bound([(bracket, 2, odtmip.solve(data, "dp", max_depth=2))]) is None
+    assert dp_lower_bound([(replace(bracket, exact=False), 3, odtmip.solve(data, "dp", max_depth=3))]) is None
+
+
+def test_a_model_proved_infeasible_has_an_infinite_bound(monkeypatch):
+    # as the DP reports a problem no tree meets: no tree, bound inf (JSON null); it was -inf
+    from odtmip.models import _highs
+
+    run = _highs.solve
+
+    def infeasible(model, options, warm_start=None, more_starts=(), progress_units=None):
+        return replace(run(model, options), status=Status.INFEASIBLE, stop_reason="infeasible", has_solution=False,
+                       objective=None, bound=None)
+
+    monkeypatch.setattr(_highs, "solve", infeasible)
+    res = solve_mip("gunluk", small_data(), 1)
+    assert res.status is Status.INFEASIBLE and res.tree is None and res.bound == math.inf
+    assert res.stats["bound_source"] == "highs" and res.gap == math.inf
+
+
+def _model_bound(name, m, loss):
+    """The objective value of ``name``'s model ``m`` whose loss is ``loss``."""
+    return gunluk.loss_offset(m) - loss if name == "gunluk" else loss
+
+
+@pytest.mark.parametrize("name, options, floor", [("gunluk", {}, 0.0), ("binoct", {"leaf_penalty": 0.05}, 0.05),
+                                                  ("oct", {"alpha": 0.1}, 0.0)])
+@pytest.mark.parametrize("weak", [-2874.0, None])
+def test_no_bound_is_below_the_losss_trivial_bound(monkeypatch, name, options, floor, weak):
+    # a stopped Günlük run reported bound -2874 and gap 14.3 for a count of errors; without a bound, -inf. Every tree
+    # costs at least the trivial bound: 0 errors (Günlük, OCT's errors / L_hat + alpha x splits), and lambda for
+    # RBinOCT's one leaf at least
+    from odtmip.models import _highs
+
+    run, units = _highs.solve, []
+
+    def weak_bound(model, options, warm_start=None, more_starts=(), progress_units=None):
+        result = run(model, options, warm_start)
+        units.append((progress_units, model))
+        dual = None if weak is None else _model_bound(name, model, weak)
+        return replace(result, status=Status.TIME_LIMIT, stop_reason="time_limit", bound=dual,
+                       trajectory=[(0.1, result.objective, -math.inf if dual is None else dual)])
+
+    monkeypatch.setattr(_highs, "solve", weak_bound)
+    data = small_data(2)
+    res = solve_mip(name, data, 2, warm_start=data.new_tree(leaf(0)), **options)  # no DP solve: no DP bound
+    assert res.status is Status.TIME_LIMIT and res.bound == floor and res.stats["bound_source"] == "trivial"
+    assert 0.0 < res.gap <= 1.0
+    assert res.stats["trajectory"] == [(0.1, res.objective, None if weak is None else floor)]
+    (shown, model), = units
+    best, bound = shown(_model_bound(name, model, 7.0), _model_bound(name, model, -2874.0))
+    assert best == pytest.approx(7.0) and bound == floor  # the progress lines: loss units, the same floor

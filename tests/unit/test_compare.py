@@ -163,6 +163,20 @@ def test_joblib_processes_give_the_same_rows(local_rows):
     pd.testing.assert_frame_equal(df[DETERMINISTIC], local_rows[DETERMINISTIC])
 
 
+def test_an_lp_bound_out_of_time_leaves_the_run_standing():
+    # the LP relaxation of Günlük's depth-3 model of tic-tac-toe needs seconds; stopped by the run's time limit it
+    # raised, and the whole run was an error row (also seen on kr-vs-kp and breast-w, and OCT on kr-vs-kp)
+    from odtmip.datasets import load
+
+    df = compare({"tic-tac-toe": Dataset(*load("tic-tac-toe"))}, ["gunluk"], [3], time_limit=0.2, progress=False)
+    (row,) = df.to_dict("records")
+    assert row["status"] == "time_limit" and row["error"] is None
+    assert math.isnan(row["lp_bound"]) and math.isnan(row["lp_bound_errors"])
+    assert row["lp_note"].startswith("the LP relaxation stopped at a limit before its optimum (time limit")
+    assert row["objective"] == row["misclassifications"] == row["dp_misclassifications"]  # the DP start stands
+    assert 0.0 <= row["bound"] <= row["objective"] and 0.0 <= row["gap"] <= 1.0
+
+
 def test_a_failed_run_is_a_row():
     df = compare({"tiny": tiny()}, ["gunluk:memory_limit=1e-9"], [1], progress=False)
     assert df["status"].tolist() == ["error"] and df["error"][0].startswith("ResourceError: the gunluk model")

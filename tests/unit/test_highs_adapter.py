@@ -471,6 +471,18 @@ def test_lp_relaxation_minimise():
     assert m.x.domain is pyo.NonNegativeIntegers
 
 
+def test_lp_relaxation_stopped_by_a_limit_is_none():
+    # Günlük's balanced depth-3 model of tic-tac-toe: its LP takes thousands of simplex iterations (seconds), never
+    # done in a millisecond; a time limit raised a RuntimeError, so a caller lost its MIP run with it
+    from odtmip.data import Dataset
+    from odtmip.datasets import load
+    from odtmip.models import gunluk
+
+    m = gunluk.build_model(Dataset(*load("tic-tac-toe")), gunluk.make_options(3))
+    assert lp_relaxation(m, HighsOptions(time_limit=1e-3)) is None
+    assert lp_relaxation(m, HighsOptions(extra={"simplex_iteration_limit": 10})) is None
+
+
 def test_model_statistics_counts_what_reaches_highs():
     m = pyo.ConcreteModel()
     m.b = pyo.Var(range(3), domain=pyo.Binary)

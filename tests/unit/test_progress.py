@@ -90,6 +90,14 @@ def test_the_mip_reports_highs_incumbent_and_dual_bound(caplog):
         rec.logging(1.25, float("inf"), 3.0, 7)  # no incumbent yet
     assert _lines(caplog) == ["highs  1.2 s  best 5  bound 3  gap 40.0%", "highs  1.2 s  best -  bound 3  gap -"]
     assert rec.points[0] == (1.25, 5.0, 3.0, 7)
+    # in the caller's units: Günlük's correct count of 958 rows as errors, the bound never below 0 errors
+    caplog.clear()
+    errors = _Recorder(echo=False, units=lambda best, dual: (958 - best, max(0.0, 958 - dual)))
+    errors.progress = progress.Reporter("highs", interval=0.0)
+    with caplog.at_level(logging.INFO, logger="odtmip.progress"):
+        errors.logging(1.25, 742.0, 3832.0, 7)
+    assert _lines(caplog) == ["highs  1.2 s  best 216  bound 0  gap 100.0%"]
+    assert errors.points == [(1.25, 742.0, 3832.0, 7)]  # the trajectory keeps the model's own numbers
 
 
 @pytest.mark.parametrize(("flags", "shown"), [(["-v"], True), ([], False), (["--quiet"], False)])
