@@ -13,13 +13,14 @@ from pathlib import Path
 
 
 def data_folder(cli: str | None) -> Path:
-    """``--data``, ``$ODTMIP_DATA`` or ``shared/datasets`` beside the repository (:func:`odtmip.datasets.data_dir`).
+    """``--data``, ``$ODTMIP_DATA`` or ``shared/datasets`` beside the repository
+    (:func:`odtmip.core.datasets.data_dir`).
 
     Imported here, not at the top: the workers of the C++ peers import this module too, and their memory is
     measured.
     """
-    from odtmip.datasets import data_dir
-    from odtmip.exceptions import DataError
+    from odtmip.core.datasets import data_dir
+    from odtmip.core.exceptions import DataError
 
     try:
         folder = data_dir(cli)
@@ -83,14 +84,14 @@ ANYTIME_INTERVAL = 0.5
 
 def anytime_run(solve, X, y, depth: int) -> dict:
     """Run ``solve()`` (an odtmip solve of ``X``, ``y`` at ``depth``) recording its progress lines
-    (:mod:`odtmip.progress`) every :data:`ANYTIME_INTERVAL` seconds: ``points`` (seconds, best objective, lower
+    (:mod:`odtmip.core.progress`) every :data:`ANYTIME_INTERVAL` seconds: ``points`` (seconds, best objective, lower
     bound; None where the line shows none), the final result, its greedy first tree, and the training errors of
     CART (scikit-learn) at the same depth on the same columns."""
     import logging
 
     from sklearn.tree import DecisionTreeClassifier
 
-    from odtmip import progress
+    from odtmip.core import progress
 
     points = []
 

@@ -21,7 +21,7 @@ asserts on time.
 
 Anytime quality (``--anytime N``, default 4): for the N sets where odtmip took longest at the deepest depth,
 one more odtmip run records its progress (best objective and lower bound over time, the lines of
-:mod:`odtmip.progress`) next to its greedy first tree and the training errors of CART (scikit-learn, same depth,
+:mod:`odtmip.core.progress`) next to its greedy first tree and the training errors of CART (scikit-learn, same depth,
 same thresholds).
 """
 
@@ -61,7 +61,7 @@ def worker(solver: str, path: str, rows: int, depth: int, limit: float, dp_cells
     X = A[:, 1:]
     out: dict = {"solver": solver}
     if solver in ("odtmip", "dp"):
-        from odtmip.data import Dataset
+        from odtmip.core.data import Dataset
         from odtmip.dp import solve_contree, solve_dp
         from odtmip.dp.contree import warm_up as contree_warm_up
         from odtmip.dp.solver import warm_up
@@ -98,7 +98,7 @@ def anytime_worker(path: str, rows: int, depth: int, limit: float) -> dict:
     """odtmip's progress over one run, next to CART (:func:`_peers.anytime_run`)."""
     import numpy as np
 
-    from odtmip.data import Dataset
+    from odtmip.core.data import Dataset
     from odtmip.dp import solve_contree
     from odtmip.dp.contree import warm_up
 

@@ -76,7 +76,7 @@ def worker(solver: str, path: str, lam: float, depth: int, limit: float) -> dict
     n = len(y)
     out: dict = {"solver": solver}
     if solver == "odtmip":
-        from odtmip.data import Dataset
+        from odtmip.core.data import Dataset
         from odtmip.dp import solve_dp, warm_up
 
         out["load_seconds"] = warm_up()

@@ -22,7 +22,7 @@ sets both solved.
 
 Anytime quality (``--anytime N``, default 4): for the N sets where odtmip took longest at the deepest depth,
 one more odtmip run records its progress (best objective and lower bound over time, the lines of
-:mod:`odtmip.progress`) next to the training errors of CART (scikit-learn, same depth, same columns).
+:mod:`odtmip.core.progress`) next to the training errors of CART (scikit-learn, same depth, same columns).
 
 All solvers minimise training misclassifications at the given depth with the full node budget
 (2^d - 1); the script checks that every finished run reports the same optimum. It never asserts on time.
@@ -66,7 +66,7 @@ def worker(solver: str, path: str, depth: int, limit: float) -> dict:
     y, X = A[:, 0], A[:, 1:]
     out: dict = {"solver": solver}
     if solver in ("odtmip", "odtmip-fewest"):
-        from odtmip.data import Dataset
+        from odtmip.core.data import Dataset
         from odtmip.dp import DPOptions, solve_dp, warm_up
 
         out["load_seconds"] = warm_up()
@@ -104,7 +104,7 @@ def anytime_worker(path: str, depth: int, limit: float) -> dict:
     """odtmip's progress over one run, next to CART (:func:`_peers.anytime_run`)."""
     import numpy as np
 
-    from odtmip.data import Dataset
+    from odtmip.core.data import Dataset
     from odtmip.dp import solve_dp, warm_up
 
     A = np.loadtxt(path, dtype=np.int64)

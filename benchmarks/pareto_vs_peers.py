@@ -58,12 +58,12 @@ def worker(kind: str, path: str, depth: int, limit: float, extra: str) -> dict:
         out["optimal"] = out["seconds"] < limit
         return out
     import odtmip
-    import odtmip.options
+    import odtmip.core.options
     from odtmip.dp import warm_up
     from odtmip.dp.pareto import ParetoSolver, _warm_up_pareto
 
     data = odtmip.Dataset(X, y)
-    odtmip.options.options_of("dp")  # odtmip.solve reads the solver registry (and imports Pyomo) once per process
+    odtmip.core.options.options_of("dp")  # odtmip.solve reads the solver registry (and imports Pyomo) once per process
     if kind == "gunluk-target":
         t0 = time.perf_counter()
         res = odtmip.solve(data, "gunluk", max_depth=depth, min_specificity=float(extra), time_limit=limit)

@@ -16,6 +16,7 @@ Known optimum: 2 misclassified days at depth 2 (12 of 14 correct); the LP relaxa
 
 import pandas as pd
 
+import odtmip
 from odtmip import Dataset
 from odtmip.dp import solve_dp
 from odtmip.models import gunluk, lp_relaxation, model_statistics
@@ -67,8 +68,8 @@ def main(verbose: bool = True) -> dict:
     say(f"LP relaxation of (8a): {lp_value:g} correct of {data.n_samples} -- the LP bound is trivial")
 
     # 4. Solve cold, then warm-started from the DP optimum over the same splits.
-    cold = gunluk.solve_gunluk(data, options=options, warm_start="none")
-    warm = gunluk.solve_gunluk(data, options=options, warm_start="dp")
+    cold = odtmip.solve(data, "gunluk", options=options, warm_start="none")
+    warm = odtmip.solve(data, "gunluk", options=options, warm_start="dp")
     say(f"cold start: {cold.status.value}, {cold.objective:g} misclassified, {cold.stats['nodes']} B&B nodes")
     say(f"warm start: accepted={warm.stats['warm_start_accepted']}, {warm.objective:g} misclassified, "
         f"{warm.stats['nodes']} B&B nodes")

@@ -48,8 +48,8 @@ import numpy as np
 import pandas as pd
 
 import odtmip
-from odtmip.compare import ablation, plot_profile, to_markdown
-from odtmip.datasets import load
+from odtmip.core.datasets import load
+from odtmip.solving.compare import ablation, plot_profile, to_markdown
 
 N, DEPTH, SECONDS = 100, 2, 4.0
 #: [GKLMS] Tables 2-3: "Nothing" / "No Anchor" / "No Relax" / "No Strength" / "All", and (14) on its own.

@@ -8,7 +8,7 @@ of their IP (8) carries no information once the tree has two levels: the point z
 left and half right, so each sample sits half in each of two leaves, one of which labels it correctly, and the
 LP "classifies every sample correctly". Its value is ``|I+| + C|I-|``, here simply N (C = 1), whatever the data.
 
-This script, on 40 rows of the MONK's problem 1 (``odtmip.datasets.load("monk1")``, rows drawn with seed 0):
+This script, on 40 rows of the MONK's problem 1 (``odtmip.core.datasets.load("monk1")``, rows drawn with seed 0):
 
 1. solves the LP relaxation at depths 1, 2 and 3, without and with the anchors (13), next to the optimum;
 2. solves the relaxed model itself (:func:`odtmip.models.solve_model` after Pyomo's ``core.relax_integer_vars``),
@@ -32,7 +32,7 @@ import numpy as np
 import pyomo.environ as pyo
 
 import odtmip
-from odtmip.datasets import load
+from odtmip.core.datasets import load
 from odtmip.models import gunluk, lp_relaxation, model_statistics, solve_model
 
 N, SEED, DEPTHS = 40, 0, (1, 2, 3)
@@ -60,7 +60,7 @@ def main(verbose: bool = True) -> dict:
             lp[depth, anchors] = lp_relaxation(m)
             rows[depth, anchors] = model_statistics(m)["n_constraints"]
             start = time.perf_counter()
-            result = gunluk.solve_gunluk(data, options=options, warm_start="dp", time_limit=60)
+            result = odtmip.solve(data, "gunluk", options=options, warm_start="dp", time_limit=60)
             seconds[depth, anchors] = time.perf_counter() - start
             assert result.status is odtmip.Status.OPTIMAL
             correct[depth, anchors] = data.n_samples - result.objective

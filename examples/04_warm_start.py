@@ -21,7 +21,7 @@ alpha = 0); the DP start is accepted, and it is already optimal (its objective i
 import numpy as np
 
 import odtmip
-from odtmip.datasets import load
+from odtmip.core.datasets import load
 from odtmip.models import oct as oct_model
 
 DEPTH, TIME_LIMIT = 2, 60.0

@@ -20,7 +20,7 @@ The script
    each kind (``lower_range_not_right``, ``upper_range_not_left``, ``outside_thresholds``);
 4. solves it with every midpoint as a candidate and with the reference code's class-boundary shortcut
    (``thresholds="boundary"``), which drops the threshold the optimal tree needs, and checks both against the
-   DP over the same thresholds (:func:`odtmip.check.check`).
+   DP over the same thresholds (:func:`odtmip.solving.check.check`).
 
 Known results (the test suite checks them): the trie over 6 indices has 5 nodes and depth 3; the encoding is
 exact for every T from 1 to 16; the big-M of ``lower_range_not_right[1, 0, 0]`` is 4 (rows 1, 4, 5, 6 have
@@ -34,8 +34,8 @@ import numpy as np
 import pyomo.environ as pyo
 
 import odtmip
-from odtmip.check import check
 from odtmip.models import binoct
+from odtmip.solving.check import check
 
 #: [VZ19]'s boundary shortcut loses the optimum here: the root split x1 <= 1.5 lies between two class-1 values.
 X = np.array([(3, 2), (1, 3), (0, 3), (3, 0), (2, 0), (2, 3), (1, 1)])

@@ -25,8 +25,8 @@ target when the data are routed through it, TN >= ceil(18 tau) = 0, 9, 11, 13, 1
 import numpy as np
 
 import odtmip
-from odtmip.datasets import load
-from odtmip.metrics import Confusion
+from odtmip.core.datasets import load
+from odtmip.core.metrics import Confusion
 from odtmip.models import gunluk
 
 N, SEED, DEPTH = 40, 0, 2

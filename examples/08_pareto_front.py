@@ -30,10 +30,10 @@ from fractions import Fraction
 import numpy as np
 
 import odtmip
-from odtmip.check import dp_problem
-from odtmip.datasets import load
+from odtmip.core.datasets import load
+from odtmip.core.metrics import Confusion
 from odtmip.dp.pareto import ParetoSolver
-from odtmip.metrics import Confusion
+from odtmip.solving.check import dp_problem
 
 N, SEED, DEPTH = 40, 0, 2
 TARGETS = (0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)

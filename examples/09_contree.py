@@ -31,7 +31,7 @@ import numpy as np
 from sklearn.tree import DecisionTreeClassifier
 
 import odtmip
-from odtmip.datasets import load
+from odtmip.core.datasets import load
 
 DEPTH = 2
 

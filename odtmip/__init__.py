@@ -2,20 +2,24 @@
 
 The two engines meet only through :class:`Dataset` and :class:`Tree`; every result is a
 :class:`SolveResult` whose objective was recomputed by routing the training data through its tree.
+
+The package is built in layers, each folder importing only from the ones below it: :mod:`odtmip.core` (the data
+model), the two engines :mod:`odtmip.dp` and :mod:`odtmip.models`, :mod:`odtmip.solving` (where they meet:
+``solve``, the MIP pipeline, ``check``, ``compare``), and the interfaces on top, :mod:`odtmip.cli` and
+:mod:`odtmip.estimator` (see ``docs/ARCHITECTURE.md``).
 """
 
 import importlib
-import sys
-import types
 
 __version__ = "0.1.0"
 
 #: The public names, each imported from its module when first used, so that ``import odtmip`` (and ``odtmip
 #: --version``) imports neither numpy nor pandas, nor an engine.
 _EXPORTS = {
-    "Dataset": "odtmip.data", "OptimalTreeClassifier": "odtmip.estimator", "SOLVERS": "odtmip.solvers",
-    "SolveResult": "odtmip.results", "Split": "odtmip.tree", "Status": "odtmip.results", "Tree": "odtmip.tree",
-    "branch": "odtmip.tree", "compare": "odtmip.compare", "leaf": "odtmip.tree", "solve": "odtmip.solvers",
+    "Dataset": "odtmip.core.data", "SolveResult": "odtmip.core.results", "Split": "odtmip.core.tree",
+    "Status": "odtmip.core.results", "Tree": "odtmip.core.tree", "branch": "odtmip.core.tree",
+    "leaf": "odtmip.core.tree", "SOLVERS": "odtmip.solving.solvers", "solve": "odtmip.solving.solvers",
+    "compare": "odtmip.solving.compare", "OptimalTreeClassifier": "odtmip.estimator",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -32,15 +36,3 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *_EXPORTS})
-
-
-class _Package(types.ModuleType):
-    """The package, whose ``compare`` stays the function: importing the module ``odtmip.compare`` for the first
-    time would otherwise bind the module to that name."""
-
-    def __setattr__(self, name, value):
-        if not (name == "compare" and isinstance(value, types.ModuleType)):
-            super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

@@ -2,14 +2,14 @@
 ``fit``/``predict``.
 
 The estimator's parameters are ``solver``, ``class_weight``, the encoding of numeric columns (``numeric``,
-``n_thresholds``, ``n_buckets``) and **every option any solver declares** (:data:`odtmip.options.OPTIONS`): the
+``n_thresholds``, ``n_buckets``) and **every option any solver declares** (:data:`odtmip.core.options.OPTIONS`): the
 signature and the class's Parameters section are generated from that declaration, so a new solver's options become
-parameters by themselves, and each value is checked by :func:`odtmip.options.validate` when ``fit`` runs (never in
+parameters by themselves, and each value is checked by :func:`odtmip.core.options.validate` when ``fit`` runs (never in
 ``__init__``; a bad value is a ``ValueError`` naming the option, the value and what is allowed).
 
 How the data is encoded
 -----------------------
-``fit`` builds one :class:`~odtmip.data.Dataset` and calls :func:`odtmip.solve` on it, so a fit is exactly
+``fit`` builds one :class:`~odtmip.core.data.Dataset` and calls :func:`odtmip.solve` on it, so a fit is exactly
 ``odtmip.solve(Dataset(X, y, sample_weight, numeric=..., n_thresholds=..., n_buckets=...), solver, **options)``.
 
 * **numpy arrays and other array-likes** must be numeric (as in scikit-learn; a string array is an error). A
@@ -59,13 +59,13 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d, validate_data
 
-from odtmip.binarize import NUMERIC_ENCODINGS
-from odtmip.data import Dataset
-from odtmip.exceptions import NotProvenOptimalWarning, NoTreeError, OptionError
+from odtmip.core.binarize import NUMERIC_ENCODINGS
+from odtmip.core.data import Dataset
+from odtmip.core.exceptions import NotProvenOptimalWarning, NoTreeError, OptionError
+from odtmip.core.options import OPTIONS, REQUIRED, validate
+from odtmip.core.results import Status
 from odtmip.models import FORMULATIONS
-from odtmip.options import OPTIONS, REQUIRED, validate
-from odtmip.results import Status
-from odtmip.solvers import SOLVERS, solve
+from odtmip.solving.solvers import SOLVERS, solve
 
 __all__ = ["OptimalTreeClassifier"]
 
@@ -137,7 +137,7 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes, as in scikit-learn: multiplied into the sample weights, for every solver.
     numeric : {"auto", "thresholds", "buckets"}, default="auto"
-        Encoding of numeric columns that are not 0/1 (see the module docstring and :mod:`odtmip.binarize`):
+        Encoding of numeric columns that are not 0/1 (see the module docstring and :mod:`odtmip.core.binarize`):
         ``auto``, every threshold for the DP (ConTree) and decile buckets for the MIP formulations.
     n_thresholds : int or None, default=None
         ``numeric="thresholds"``: the number of quantile thresholds per column; None: every midpoint (exact over
@@ -372,7 +372,7 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        # A missing value routes as the smallest number (odtmip.tree), except in the formulations that read the raw
+        # A missing value routes as the smallest number (odtmip.core.tree), except in the formulations that read the raw
         # numbers (binoct, oct, oct-h), which refuse it.
         formulation = FORMULATIONS.get(self.solver) if isinstance(self.solver, str) else None
         tags.input_tags.allow_nan = formulation is None or not formulation.reads_numbers

@@ -3,7 +3,7 @@
 Independent of the DP code: trees are enumerated explicitly (every structure of depth <= d over the p
 binary columns, each leaf labelled with its best class, which is optimal for a fixed structure), their
 objective is evaluated by routing the rows, and the winner of each node budget is rebuilt as a
-:class:`~odtmip.tree.Tree` and re-scored by routing the raw data through it. Degenerate trees (empty
+:class:`~odtmip.core.tree.Tree` and re-scored by routing the raw data through it. Degenerate trees (empty
 leaves) are enumerated too; an empty leaf costs 0 and is always allowed.
 
 The number of trees grows as S(d) = 1 + p S(d-1)^2: 295 for d = 2, p = 6 and 40 805 for d = 3, p = 4.
@@ -15,8 +15,8 @@ import math
 
 import numpy as np
 
-from odtmip.data import Dataset
-from odtmip.tree import branch, leaf
+from odtmip.core.data import Dataset
+from odtmip.core.tree import branch, leaf
 
 
 def _leaf(X, y, w, K, rows, min_leaf):

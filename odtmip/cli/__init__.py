@@ -16,9 +16,10 @@ import os
 import sys
 import time
 
-from odtmip import __version__, progress
+from odtmip import __version__
 from odtmip.cli import check, common, compare, datasets, fit, front, predict
-from odtmip.exceptions import OdtmipError
+from odtmip.core import progress
+from odtmip.core.exceptions import OdtmipError
 
 log = logging.getLogger("odtmip")
 
@@ -53,7 +54,7 @@ def main(argv=None, started: float | None = None) -> int:
     logging.basicConfig(level=logging.INFO if verbose else logging.ERROR if quiet else logging.WARNING,
                         stream=sys.stderr, format="%(name)s: %(message)s")
     log.setLevel(logging.DEBUG if getattr(args, "log", False) else logging.NOTSET)
-    # progress lines of long solves (odtmip.progress): on a terminal, or with -v; never with --quiet
+    # progress lines of long solves (odtmip.core.progress): on a terminal, or with -v; never with --quiet
     progress.logger.setLevel(logging.INFO if not quiet and (verbose or sys.stderr.isatty()) else logging.WARNING)
     try:
         code = args.run(args)

@@ -8,7 +8,7 @@ import dataclasses
 import json
 
 from odtmip.cli import common
-from odtmip.solvers import CHECKED_MODELS
+from odtmip.solving.solvers import CHECKED_MODELS
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -35,7 +35,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    from odtmip.compare import Variant, grid, solve_cell
+    from odtmip.solving.compare import Variant, grid, solve_cell
 
     options = common.solver_options(args, args.model)
     data = common.load_dataset(args)

@@ -1,5 +1,5 @@
 """What the commands share: the parser class, ``-v``/``--quiet``, solver options as flags (from their declarations
-in :mod:`odtmip.options`), the data options and :func:`load_dataset`, the command's clock, and the JSON record of
+in :mod:`odtmip.core.options`), the data options and :func:`load_dataset`, the command's clock, and the JSON record of
 a result.
 
 Nothing here imports an engine: a command imports numba, Pyomo or scikit-learn when it runs, so that the parser is
@@ -14,15 +14,15 @@ import os
 import time
 from typing import TYPE_CHECKING
 
-from odtmip.exceptions import OptionError
-from odtmip.options import OPTIONS, Boolean, Choices, Interval, Option, validate
-from odtmip.solvers import MIN_SECONDS, MIP_SOLVERS
+from odtmip.core.exceptions import OptionError
+from odtmip.core.options import OPTIONS, Boolean, Choices, Interval, Option, validate
+from odtmip.solving.solvers import MIN_SECONDS, MIP_SOLVERS
 
 if TYPE_CHECKING:
-    from odtmip.data import Dataset
-    from odtmip.results import SolveResult
+    from odtmip.core.data import Dataset
+    from odtmip.core.results import SolveResult
 
-#: The names of all solver options (odtmip.options); the command line passes on those the user gave.
+#: The names of all solver options (odtmip.core.options); the command line passes on those the user gave.
 _ALL_OPTIONS = frozenset(opt.name for declared in OPTIONS.values() for opt in declared)
 
 
@@ -34,7 +34,7 @@ def _declared(name: str) -> list[tuple[str, Option]]:
 def _option_type(declared: list[Option], choices: list[str]):
     """An argparse type for an option declared as ``declared``: the text as the declared kind of number, or as
     text; ``none`` is None where some solver gives None a meaning (and it is no choice of its own). Ranges are
-    checked by :func:`odtmip.options.validate` once the solver is known."""
+    checked by :func:`odtmip.core.options.validate` once the solver is known."""
     kinds = {c.kind for opt in declared for c in opt.allowed if isinstance(c, Interval)}
     cast, kind = (float, "a number") if float in kinds else (int, "a whole number") if kinds else (str, "text")
     none = any(opt.none is not None for opt in declared) and "none" not in choices
@@ -177,8 +177,8 @@ def time_left(args, limit: float | None) -> float | None:
 
 def load_dataset(args) -> Dataset:
     """The :class:`Dataset` named by the command-line arguments."""
-    from odtmip import datasets, deploy
-    from odtmip.data import Dataset
+    from odtmip.core import datasets, deploy
+    from odtmip.core.data import Dataset
 
     X, y = datasets.load(args.data, target=args.target, format=args.format, data_dir=args.data_dir,
                          na_values=args.na_values, decimal=args.decimal, drop=args.drop,
@@ -192,7 +192,7 @@ def positive_option(args, data: Dataset, solver: str) -> dict:
     """``--positive LABEL`` as the solver takes it: the label for the DP, its class index for a MIP model."""
     if getattr(args, "positive", None) is None:
         return {}
-    from odtmip.metrics import positive_index
+    from odtmip.core.metrics import positive_index
 
     index = positive_index(data.classes_, args.positive)
     if not any(opt.name == "positive" for opt in OPTIONS[solver]):
@@ -202,7 +202,7 @@ def positive_option(args, data: Dataset, solver: str) -> dict:
 
 def result_record(result: SolveResult, data: Dataset) -> dict:
     """The JSON form of a result: status, objective, bound, gap, recomputed errors, sizes, tree."""
-    from odtmip import metrics
+    from odtmip.core import metrics
 
     tree = result.tree
     record = {

@@ -1,5 +1,5 @@
 """``odtmip compare``: every formulation variant on every dataset and depth (with the DP as reference), as a table
-(:func:`odtmip.compare.compare`), written as CSV/Parquet, Markdown, LaTeX and plots."""
+(:func:`odtmip.solving.compare.compare`), written as CSV/Parquet, Markdown, LaTeX and plots."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from odtmip.cli import common
-from odtmip.exceptions import OptionError
+from odtmip.core.exceptions import OptionError
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -46,7 +46,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Run the grid, write the outputs, print the Markdown table. Exit code 1 when a run disagrees with the DP or
     failed, else 0."""
-    from odtmip.compare import COLUMNS, compare, parse_variants, plot_all, save, to_latex, to_markdown
+    from odtmip.solving.compare import COLUMNS, compare, parse_variants, plot_all, save, to_latex, to_markdown
 
     unknown = [name for name in args.values if name not in COLUMNS]
     if unknown:

@@ -17,7 +17,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    from odtmip import datasets
+    from odtmip.core import datasets
 
     table = datasets.list_datasets(data_dir=args.data_dir)
     if args.json:

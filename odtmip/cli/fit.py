@@ -8,7 +8,7 @@ import json
 import logging
 
 from odtmip.cli import common
-from odtmip.solvers import SOLVERS
+from odtmip.solving.solvers import SOLVERS
 
 log = logging.getLogger("odtmip")
 
@@ -40,8 +40,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    from odtmip import deploy
-    from odtmip.solvers import solve
+    from odtmip.core import deploy
+    from odtmip.solving.solvers import solve
 
     options = common.solver_options(args, args.solver)
     data = common.load_dataset(args)

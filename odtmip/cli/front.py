@@ -11,10 +11,10 @@ import math
 from typing import TYPE_CHECKING
 
 from odtmip.cli import common
-from odtmip.exceptions import OptionError
+from odtmip.core.exceptions import OptionError
 
 if TYPE_CHECKING:
-    from odtmip.data import Dataset
+    from odtmip.core.data import Dataset
     from odtmip.dp.pareto import ParetoFront
 
 
@@ -78,7 +78,7 @@ def reference_rates(data: Dataset, depth: int, positive_index: int) -> dict[str,
     from sklearn.tree import DecisionTreeClassifier
 
     from odtmip.dp.pareto import confusion
-    from odtmip.solvers import solve
+    from odtmip.solving.solvers import solve
 
     w = data.weights
     P, N = float(w[data.y == positive_index].sum()), float(w[data.y != positive_index].sum())

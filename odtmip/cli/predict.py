@@ -1,4 +1,4 @@
-"""``odtmip predict`` and ``odtmip show``: a tree file written by ``odtmip fit --save`` (:mod:`odtmip.deploy`)
+"""``odtmip predict`` and ``odtmip show``: a tree file written by ``odtmip fit --save`` (:mod:`odtmip.core.deploy`)
 labels new data, or is printed as text or Graphviz DOT, or drawn."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from odtmip.cli import common
-from odtmip.exceptions import OptionError
+from odtmip.core.exceptions import OptionError
 
 
 def add_parsers(sub) -> None:
@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     """``odtmip predict``: write the predictions (and probabilities) as CSV."""
     import pandas as pd
 
-    from odtmip.deploy import SavedTree
+    from odtmip.core.deploy import SavedTree
 
     saved = SavedTree.read(args.tree)
     X = read_data(saved, args)
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
 
 def run_show(args: argparse.Namespace) -> int:
     """``odtmip show``: the tree as text (with what the file says about its fit), as DOT, or drawn to a PNG."""
-    from odtmip.deploy import SavedTree
+    from odtmip.core.deploy import SavedTree
 
     saved = SavedTree.read(args.tree)
     if args.dot:
@@ -84,7 +84,7 @@ def read_data(saved, args):
     """The tree's columns of the data ``args.data``, read as ``odtmip fit`` reads it."""
     import pandas as pd
 
-    from odtmip import datasets
+    from odtmip.core import datasets
 
     def read(categorical):
         # target=0 only splits the first column off; it is put back, so the data need not hold the target at all

@@ -10,9 +10,10 @@ leaves, any depth). ``solve_contree`` (ConTree) searches every threshold of nume
 columns; ``solve_numeric`` (the ``"dp"`` solver) picks between them.
 """
 
-from odtmip.dp.contree import ContreeOptions, ContreeSolver, solve_contree, solve_numeric
+from odtmip.dp.contree import ContreeOptions, ContreeSolver, solve_contree
 from odtmip.dp.pareto import ParetoFront, ParetoOptions, ParetoSolver
-from odtmip.dp.solver import DPOptions, DPSolver, solve_dp, warm_up
+from odtmip.dp.solve import solve_dp, solve_numeric
+from odtmip.dp.solver import DPOptions, DPSolver, warm_up
 
 __all__ = ["ContreeOptions", "ContreeSolver", "DPOptions", "DPSolver", "ParetoFront", "ParetoOptions", "ParetoSolver",
            "solve_contree", "solve_dp", "solve_numeric", "warm_up"]

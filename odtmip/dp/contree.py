@@ -1,7 +1,7 @@
 """Optimal classification trees on numeric columns by dynamic programming with branch-and-bound: ConTree.
 
 The problem ([ConTree] Eq. 2, with a cost per branch node and a minimum leaf size): over the *ordered
-features* of a :class:`~odtmip.data.Dataset`, find a tree of depth <= ``max_depth`` whose non-empty leaves hold
+features* of a :class:`~odtmip.core.data.Dataset`, find a tree of depth <= ``max_depth`` whose non-empty leaves hold
 at least ``min_leaf`` rows (unweighted) and that minimises
 
     weighted misclassifications + penalty x (branch nodes).
@@ -21,7 +21,7 @@ rows sorted by every feature, and the thresholds of a node are searched by the b
 change the optimum. With ``min_leaf > 1`` the three pruning rules are off (they rest on monotonicity in the
 rows, which a minimum leaf size breaks), so every threshold is evaluated.
 
-Arithmetic as in the DP (:func:`odtmip.dp.solver.tie_tolerance`): exact for integer weights and penalty.
+Arithmetic as in the DP (:func:`odtmip.dp.common.tie_tolerance`): exact for integer weights and penalty.
 Anytime: at depth >= 3 the search starts from a greedy tree (:mod:`odtmip.dp.anytime`: CART's thresholds or a
 two-level lookahead down to depth two, the optimal depth-two subtrees below; at depth >= 5 each subtree of depth
 three then tries every feature's best threshold above optimal depth-two subtrees), never worse than CART at the same
@@ -32,7 +32,7 @@ incumbent, once the search is inside the last feature, else the penalty; the SP 
 higher, the bound proven by the bound passes (:attr:`ContreeOptions.bound_passes`, :mod:`odtmip.dp.anytime`):
 searches of the root under upper bounds below the best tree, between rounds of the search for the optimum.
 A cache that would outgrow ``memory_limit`` stops the search the same way (``Status.MEMORY_LIMIT``). While it
-runs, the progress lines of :mod:`odtmip.progress` show the best tree so far and the bound proven. Every tree is
+runs, the progress lines of :mod:`odtmip.core.progress` show the best tree so far and the bound proven. Every tree is
 verified by routing the training data through it.
 
 References
@@ -49,9 +49,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from odtmip import progress
-from odtmip.binarize import BinaryColumn, midpoint, midpoint_thresholds
-from odtmip.data import Dataset
+from odtmip.core import progress
+from odtmip.core.binarize import BinaryColumn, midpoint, midpoint_thresholds
+from odtmip.core.data import Dataset
+from odtmip.core.exceptions import OptionError, ResourceError, VerificationError
+from odtmip.core.options import MEMORY_LIMIT, check_switches
+from odtmip.core.results import SolveResult, Status, stopped_status
+from odtmip.core.tree import Split, branch, leaf
 from odtmip.dp._kernels import _cache as kc
 from odtmip.dp._kernels import _common as kcommon
 from odtmip.dp._kernels import _contree as kcontree
@@ -81,20 +85,7 @@ from odtmip.dp.anytime import (
     rounds_and_passes,
     stopped_for_good,
 )
-from odtmip.dp.solver import (
-    MAX_DEPTH_CAP,
-    DPOptions,
-    _check_int,
-    _check_penalty,
-    _check_time_limit,
-    solve_dp,
-    tie_tolerance,
-    verify_tree,
-)
-from odtmip.exceptions import OptionError, ResourceError, VerificationError
-from odtmip.options import MEMORY_LIMIT, check_switches
-from odtmip.results import SolveResult, Status, stopped_status
-from odtmip.tree import Split, branch, leaf
+from odtmip.dp.common import MAX_DEPTH_CAP, check_int, check_penalty, check_time_limit, tie_tolerance, verify_tree
 
 #: Group kinds whose raw column ConTree splits at every midpoint.
 NUMERIC_KINDS = ("ordinal", "thresholds")
@@ -259,7 +250,7 @@ def _table_sizes(words: int) -> tuple[int, int]:
 @progress.warm_up("the ConTree kernels")
 def warm_up() -> float:
     """Compile (or load from the numba cache) the ConTree kernels once per process; returns the seconds it took
-    the first time, 0.0 afterwards (:func:`odtmip.progress.warm_up`)."""
+    the first time, 0.0 afterwards (:func:`odtmip.core.progress.warm_up`)."""
     rng = np.random.default_rng(0)
     X = rng.random((30, 3))
     y = rng.integers(0, 3, size=30)
@@ -294,8 +285,8 @@ class ContreeSolver:
     def __init__(self, dataset: Dataset, *, min_leaf: int = 1, penalty: float = 0.0,
                  options: ContreeOptions | None = None):
         self.dataset = dataset
-        self.min_leaf = _check_int("min_leaf", min_leaf, 1)
-        self.penalty = _check_penalty(penalty)
+        self.min_leaf = check_int("min_leaf", min_leaf, 1)
+        self.penalty = check_penalty(penalty)
         self.options = ContreeOptions() if options is None else options
         if not isinstance(self.options, ContreeOptions):
             raise OptionError(f"options must be a ContreeOptions, got {type(self.options).__name__}")
@@ -328,19 +319,19 @@ class ContreeSolver:
         With ``max_gap`` = g in [0, 1) the root's threshold search only looks for trees below (1 - g) times the
         incumbent (the subproblems stay exact), so the tree returned costs at most 1 / (1 - g) times the optimum.
         ``memory_limit`` (GiB, None: no guard): arrays (:func:`work_memory_gib` and the first cache tables) above
-        it are refused with a :class:`~odtmip.exceptions.ResourceError`; a cache that would outgrow it stops the
+        it are refused with a :class:`~odtmip.core.exceptions.ResourceError`; a cache that would outgrow it stops the
         search.
 
-        Returns a :class:`~odtmip.results.SolveResult` (solver ``"contree"``): ``OPTIMAL`` with bound = objective;
+        Returns a :class:`~odtmip.core.results.SolveResult` (solver ``"contree"``): ``OPTIMAL`` with bound = objective;
         with a gap, the bound (1 - g) x objective (rounded up for integer costs) and ``OPTIMAL`` only when that
         reaches the objective, else ``TIME_LIMIT`` with stop reason ``"gap"``; at the time limit (or the memory
         limit: ``MEMORY_LIMIT``) the best tree found and a lower bound from the root's threshold search (see
         :func:`~odtmip.dp._kernels._contree.stopped_bound`); ``INFEASIBLE`` when the data has fewer rows than
         ``min_leaf``. ``objective`` is recomputed by routing the training data.
         """
-        depth = _check_int("max_depth", max_depth, 0, MAX_DEPTH_CAP)
-        limit = _check_time_limit(time_limit)
-        gap = _check_penalty(max_gap, "max_gap")
+        depth = check_int("max_depth", max_depth, 0, MAX_DEPTH_CAP)
+        limit = check_time_limit(time_limit)
+        gap = check_penalty(max_gap, "max_gap")
         if gap >= 1.0:
             raise OptionError(f"max_gap must be in [0, 1), got {max_gap!r}")
         with np.errstate(over="ignore"):  # the cache's hashes wrap around (numpy warns when interpreted)
@@ -475,7 +466,7 @@ class ContreeSolver:
             work = new_work(d, F, n, self._K)
             self._load(work, np.arange(n))
             st = np.zeros(kcommon.N_STATS, dtype=np.int64)
-            # progress lines (odtmip.progress): the best tree so far and the bound proven by earlier passes
+            # progress lines (odtmip.core.progress): the best tree so far and the bound proven by earlier passes
             progress._DP_REPORT[0] = lambda: self._reporter(min(float(work.incumbent[I_COST]), shown[0]),  # noqa: B023
                                                             shown[1])
             try:
@@ -638,7 +629,7 @@ def solve_contree(dataset: Dataset, max_depth: int = 3, min_leaf: int = 1, penal
         Relative gap g in [0, 1): the tree costs at most 1 / (1 - g) times the optimum (see
         :meth:`ContreeSolver.solve`).
     memory_limit : float or None, default=half of physical memory
-        GiB: larger arrays are refused with a :class:`~odtmip.exceptions.ResourceError`; a cache that would
+        GiB: larger arrays are refused with a :class:`~odtmip.core.exceptions.ResourceError`; a cache that would
         outgrow it stops the search with ``Status.MEMORY_LIMIT`` and the best tree found. None: no guard.
 
     Examples
@@ -652,39 +643,6 @@ def solve_contree(dataset: Dataset, max_depth: int = 3, min_leaf: int = 1, penal
                                                                                               max_gap, memory_limit)
 
 
-def solve_numeric(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | None = None, min_leaf: int = 1,
-                  penalty: float = 0.0, time_limit: float | None = None, options: DPOptions | None = None,
-                  leaf_penalty: float | None = None, memory_limit: float | None = MEMORY_LIMIT, metric=None,
-                  min_sensitivity: float | None = None, min_specificity: float | None = None,
-                  max_false_positives: float | None = None, max_false_negatives: float | None = None, positive=None,
-                  pareto_options=None) -> SolveResult:
-    """The ``"dp"`` solver: :func:`~odtmip.dp.solve_dp`'s problem, over every threshold of the numeric columns when
-    the dataset asks for it (:attr:`~odtmip.data.Dataset.every_threshold`, the default ``numeric="auto"``).
-
-    Then ConTree solves it when it can (a depth limit, no node limit below 2^max_depth - 1, no leaf penalty, no
-    :class:`~odtmip.dp.DPOptions`, no two-class metric or target), else the MurTree DP (or its Pareto front) on
-    binary columns at every midpoint. Otherwise the MurTree DP on the dataset's own binary columns (explicit buckets
-    or thresholds). ``stats["split_space"]`` names the splits the optimum is over. Parameters as for
-    :func:`~odtmip.dp.solve_dp`.
-    """
-    two_class = {"metric": metric, "min_sensitivity": min_sensitivity, "min_specificity": min_specificity,
-                 "max_false_positives": max_false_positives, "max_false_negatives": max_false_negatives,
-                 "positive": positive, "pareto_options": pareto_options}
-    dp = {"max_depth": max_depth, "max_nodes": max_nodes, "min_leaf": min_leaf, "penalty": penalty,
-          "time_limit": time_limit, "options": options, "leaf_penalty": leaf_penalty, "memory_limit": memory_limit,
-          **two_class}
-    if not dataset.every_threshold:
-        res = solve_dp(dataset, **dp)
-        res.stats["split_space"] = f"the binary columns of the encoding ({dataset.encoder.describe()})"
-        return res
-    full = max_depth is not None and (max_nodes is None or max_nodes >= (1 << min(max_depth, 62)) - 1)
-    if full and leaf_penalty is None and options is None and all(v is None for v in two_class.values()):
-        return solve_contree(dataset, max_depth, min_leaf, penalty, time_limit, memory_limit=memory_limit)
-    res = solve_dp(midpoint_columns(dataset), **dp)
-    res.stats["split_space"] = "every midpoint of the numeric columns, as binary columns"
-    return res
-
-
 #: Largest binary matrix (rows x columns, one byte each) :func:`midpoint_columns` builds.
 MAX_MIDPOINT_CELLS = 2 * 10**8
 
@@ -692,7 +650,7 @@ MAX_MIDPOINT_CELLS = 2 * 10**8
 def midpoint_columns(dataset: Dataset) -> Dataset:
     """``dataset`` with every numeric column encoded by its midpoints (``x > t``), the other binary columns kept.
 
-    A :class:`~odtmip.exceptions.ResourceError` when that matrix would exceed :data:`MAX_MIDPOINT_CELLS` bytes.
+    A :class:`~odtmip.core.exceptions.ResourceError` when that matrix would exceed :data:`MAX_MIDPOINT_CELLS` bytes.
     """
     features = ordered_features(dataset)
     cells = dataset.n_samples * features.n_splits

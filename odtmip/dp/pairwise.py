@@ -27,8 +27,8 @@ budget 0..3 at once: O(K n m^2) for the n rows of D and m columns, in a few call
 **Above depth two**: Eq. 1 of [MurTree], as in :mod:`odtmip.dp.reference`, memoised on (rows, depth, budget),
 with the greedy tree of :mod:`odtmip.dp.anytime` as the first incumbent; a split is dropped once its first
 child's optimum plus the penalty exceeds the best tree found. Objectives compare as in the compiled search
-(:func:`~odtmip.dp.solver.tie_tolerance`): exactly for integer data. The columns are those of the compiled search
-(:func:`~odtmip.dp.solver.encode_columns`): constant columns dropped, duplicates and complements merged.
+(:func:`~odtmip.dp.common.tie_tolerance`): exactly for integer data. The columns are those of the compiled search
+(:func:`~odtmip.dp.common.encode_columns`): constant columns dropped, duplicates and complements merged.
 
 References
 ----------
@@ -42,9 +42,10 @@ import time
 
 import numpy as np
 
-from odtmip.data import Dataset
+from odtmip.core.data import Dataset
+from odtmip.core.results import SolveResult, Status, stopped_status
 from odtmip.dp.anytime import greedy_tree
-from odtmip.dp.solver import (
+from odtmip.dp.common import (
     encode_columns,
     equivalent_minority,
     internal_spec,
@@ -53,7 +54,6 @@ from odtmip.dp.solver import (
     tie_tolerance,
     verify_tree,
 )
-from odtmip.results import SolveResult, Status, stopped_status
 
 #: Deepest tree solved here; deeper trees need the compiled search's bounds.
 MAX_DEPTH = 4
@@ -262,7 +262,7 @@ def solve_pairwise(dataset: Dataset, max_depth: int = 3, max_nodes: int | None =
     def result(stop: Status, value: tuple, bound: float) -> SolveResult:
         """The result of the best tree ``value`` when ``stop`` ended the search (OPTIMAL: it finished) with the
         lower bound ``bound``; a stopped search whose tree meets it proved it optimal, though not the one with the
-        fewest branch nodes (:func:`~odtmip.results.stopped_status`)."""
+        fewest branch nodes (:func:`~odtmip.core.results.stopped_status`)."""
         stats.update(nodes=search.nodes, depth_two_calls=search.depth_two_calls,
                      search_seconds=time.perf_counter() - t0)
         if value[2] is None:

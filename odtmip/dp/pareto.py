@@ -41,7 +41,7 @@ storing anything from interrupted subproblems, and the root returns the points f
 of its children's lower bounds).
 
 Arithmetic: integer weights are exact (``tol = 0``, "strictly better" means one unit less); with real weights
-comparisons use the round-off tolerance of :func:`~odtmip.dp.solver.tie_tolerance` and the bounds use closed
+comparisons use the round-off tolerance of :func:`~odtmip.dp.common.tie_tolerance` and the bounds use closed
 regions (sound, slightly weaker).
 
 References
@@ -60,18 +60,19 @@ from functools import cached_property, partial
 
 import numpy as np
 
-from odtmip import progress
-from odtmip.data import Dataset
+from odtmip.core import progress
+from odtmip.core.data import Dataset
+from odtmip.core.exceptions import DataError, OptionError, VerificationError
+from odtmip.core.metrics import Confusion, count_target, positive_index
+from odtmip.core.options import check_switches
+from odtmip.core.results import SolveResult, Status, stopped_status
+from odtmip.core.tree import Tree, leaf
 from odtmip.dp._kernels import _common as kc
 from odtmip.dp._kernels import _interpreted
 from odtmip.dp._kernels import _pareto as kp
 from odtmip.dp._kernels._search import grow_archive
-from odtmip.dp.solver import MAX_DEPTH_CAP, DPOptions, DPSolver, _check_int, _check_time_limit
-from odtmip.exceptions import DataError, OptionError, VerificationError
-from odtmip.metrics import Confusion, count_target, positive_index
-from odtmip.options import check_switches
-from odtmip.results import SolveResult, Status, stopped_status
-from odtmip.tree import Tree, leaf
+from odtmip.dp.common import MAX_DEPTH_CAP, check_int, check_time_limit
+from odtmip.dp.solver import DPOptions, DPSolver
 
 #: The lower bound that says nothing.
 NO_BOUND = np.zeros((1, 2))
@@ -223,7 +224,7 @@ class ParetoSolver:
         self.positive_index = positive_index(dataset.classes_, positive)
         label = dataset.classes_[self.positive_index]
         self.positive = label.item() if isinstance(label, np.generic) else label  # a plain Python label
-        self._interpreted = _runs_interpreted(dataset, self.options)
+        self._interpreted = runs_interpreted(dataset, self.options)
         self._kp = _interpreted.modules(self._interpreted).pareto  # the kernels it runs
         # the MurTree solver's encoding of the columns and its bitsets (and its tree building)
         engine = "interpreted" if self._interpreted else "compiled"
@@ -255,9 +256,9 @@ class ParetoSolver:
         OptionError
             Invalid limits or ceiling.
         """
-        depth = _check_int("max_depth", max_depth, 0, MAX_DEPTH_CAP)
-        nodes = (1 << depth) - 1 if max_nodes is None else min(_check_int("max_nodes", max_nodes, 0), (1 << depth) - 1)
-        limit = _check_time_limit(time_limit)
+        depth = check_int("max_depth", max_depth, 0, MAX_DEPTH_CAP)
+        nodes = (1 << depth) - 1 if max_nodes is None else min(check_int("max_nodes", max_nodes, 0), (1 << depth) - 1)
+        limit = check_time_limit(time_limit)
         U = np.array([[math.inf, math.inf]]) if ceiling is None else _ceiling(ceiling)
         with np.errstate(over="ignore"):  # the store's hashes wrap around (numpy warns when interpreted)
             return _interpreted.interpreted_first(self, lambda left: self._front(depth, nodes, left, U), limit,
@@ -364,7 +365,7 @@ def _ceiling(points) -> np.ndarray:
     return np.ascontiguousarray(U)
 
 
-def _runs_interpreted(dataset: Dataset, options: ParetoOptions) -> bool:
+def runs_interpreted(dataset: Dataset, options: ParetoOptions) -> bool:
     """Whether :class:`ParetoSolver` runs its kernels interpreted (:attr:`ParetoOptions.engine`)."""
     return _interpreted.choose(options.engine, _warm_up_pareto, kp.solve_front, kp.maximal, kp.root_bound, kp.allowed,
                                kc.row_lists)
@@ -373,7 +374,7 @@ def _runs_interpreted(dataset: Dataset, options: ParetoOptions) -> bool:
 @progress.warm_up("the Pareto-front kernels")
 def _warm_up_pareto() -> float:
     """Compile (or load) the front kernels once per process; returns the seconds it took the first time, 0.0
-    afterwards (:func:`odtmip.progress.warm_up`)."""
+    afterwards (:func:`odtmip.core.progress.warm_up`)."""
     rng = np.random.default_rng(0)
     compiled = ParetoOptions(engine="compiled")
     for w in (None, rng.random(30) + 0.5):
@@ -508,14 +509,14 @@ def solve_pareto(dataset: Dataset, max_depth: int = 3, max_nodes: int | None = N
     """
     checked = ParetoOptions() if options is None or not isinstance(options, ParetoOptions) else options
     t0 = time.perf_counter()
-    if _runs_interpreted(dataset, checked):
+    if runs_interpreted(dataset, checked):
         compile_seconds = 0.0
     else:  # loading the kernels counts in the time limit, as in solve_dp (the front below reports 0)
         compile_seconds = _warm_up_pareto()
     solver = ParetoSolver(dataset, positive=positive, options=options)
     goal = objective_of(dataset, solver.positive_index, metric, min_sensitivity, min_specificity,
                         max_false_positives, max_false_negatives)
-    limit = _check_time_limit(time_limit)
+    limit = check_time_limit(time_limit)
     deadline = math.inf if limit is None else t0 + limit
     left = None if limit is None else max(deadline - time.perf_counter(), 1e-6)
     front = solver.front(max_depth, max_nodes, time_limit=left, ceiling=goal.ceiling)

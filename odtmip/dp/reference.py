@@ -19,9 +19,9 @@ leaves (W the total weight): the same recursion with ``penalty = lambda W``, rep
 the known tree: an optimal tree has at most floor(leaf errors / (lambda W)) branch nodes, and no more depth
 than there are columns.
 
-Objectives are compared as in the compiled search (:func:`odtmip.dp.solver.tie_tolerance`): exactly for
+Objectives are compared as in the compiled search (:func:`odtmip.dp.common.tie_tolerance`): exactly for
 integer weights and an integer penalty per branch node while K (W + 3 penalty) < 2^53 (K classes, W the
-total weight), else with the round-off tolerance of :func:`odtmip.dp.solver.tie_tolerance`.
+total weight), else with the round-off tolerance of :func:`odtmip.dp.common.tie_tolerance`.
 
 Only for tiny data: the number of row sets grows quickly with depth and columns.
 
@@ -40,11 +40,11 @@ from functools import cache
 
 import numpy as np
 
-from odtmip.data import Dataset
-from odtmip.dp.solver import tie_tolerance
-from odtmip.exceptions import OptionError
-from odtmip.results import SolveResult, Status
-from odtmip.tree import branch, leaf
+from odtmip.core.data import Dataset
+from odtmip.core.exceptions import OptionError
+from odtmip.core.results import SolveResult, Status
+from odtmip.core.tree import branch, leaf
+from odtmip.dp.common import tie_tolerance
 
 
 def solve_reference(dataset: Dataset, max_depth: int | None = 2, max_nodes: int | None = None, min_leaf: int = 1,

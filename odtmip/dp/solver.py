@@ -1,6 +1,6 @@
 """Optimal classification trees by dynamic programming and search, after MurTree.
 
-The problem ([MurTree] Eq. 1, extended): over the binary columns of a :class:`~odtmip.data.Dataset`,
+The problem ([MurTree] Eq. 1, extended): over the binary columns of a :class:`~odtmip.core.data.Dataset`,
 find a tree of depth <= ``max_depth`` with <= ``max_nodes`` branch nodes, every non-empty leaf holding at
 least ``min_leaf`` training rows (counted unweighted), that minimises
 
@@ -37,7 +37,7 @@ accuracy (Theorem 3.5), equivalent points (Theorem B.2) and the leaf-count bound
 a positive penalty to prune much, except equivalent points, which also bounds the plain objective.
 
 This module is the orchestration: option checks, preprocessing of the columns, the time limit, growing the
-cache, rebuilding the :class:`~odtmip.tree.Tree` and the :class:`~odtmip.results.SolveResult`. The search
+cache, rebuilding the :class:`~odtmip.core.tree.Tree` and the :class:`~odtmip.core.results.SolveResult`. The search
 itself is one compiled recursion (:mod:`odtmip.dp._kernels._search`); :mod:`odtmip.dp.reference` is the
 readable version of the same recursion. :func:`solve_dp` hands small problems (depth <= 4, an estimated run time
 of a few hundredths of a second) to :mod:`odtmip.dp.pairwise`, which solves them in numpy without compiling anything
@@ -105,12 +105,16 @@ from __future__ import annotations
 import logging
 import math
 import time
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 
 import numpy as np
 
-from odtmip import progress
-from odtmip.data import Dataset
+from odtmip.core import progress
+from odtmip.core.data import Dataset
+from odtmip.core.exceptions import OptionError, ResourceError, VerificationError
+from odtmip.core.options import MEMORY_LIMIT, check_switches
+from odtmip.core.results import SolveResult, Status, stopped_status
+from odtmip.core.tree import Tree, leaf
 from odtmip.dp._kernels import _cache as kc
 from odtmip.dp._kernels import _common as kcommon
 from odtmip.dp._kernels import _depth2 as kdepth2
@@ -140,22 +144,28 @@ from odtmip.dp.anytime import (
     stopped_for_good,
     terminal_solver,
 )
-from odtmip.exceptions import OptionError, ResourceError, VerificationError
-from odtmip.options import MEMORY_LIMIT, check_switches
-from odtmip.results import SolveResult, Status, stopped_status
-from odtmip.tree import Tree, branch, is_close, leaf
+from odtmip.dp.common import (
+    MAX_DEPTH_CAP,
+    check_int,
+    check_penalties,
+    check_time_limit,
+    encode_columns,
+    equivalent_minority,
+    internal_branch,
+    internal_spec,
+    pack_columns,
+    reported,
+    routed_objective,
+    tie_tolerance,
+    verify_tree,
+)
 
 logger = logging.getLogger("odtmip")
 
-#: Largest depth accepted (2^20 - 1 node budgets are far beyond any practical search).
-MAX_DEPTH_CAP = 20
 #: Largest depth the leaf-count bound may leave for a search without a depth limit (budgets stay int64).
 UNBOUNDED_DEPTH_CAP = 50
 #: First depth of the iterative deepening without a depth limit (its optimum is the first incumbent).
 WARM_START_DEPTH = 2
-
-#: float64 represents every integer of magnitude below this, so sums and comparisons of them are exact.
-EXACT_INTEGERS = 2.0**53
 
 COUNTING = ("auto", "bitset", "frequency")
 CACHE_KINDS = ("dataset", "branch", None)
@@ -290,105 +300,14 @@ class DPOptions:
 _KERNEL_SWITCHES = tuple(f.name for f in fields(DPOptions) if f.name in Params._fields)
 
 
-# --------------------------------------------------------------------------------------------- checks
-def _check_int(name: str, value, low: int, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise OptionError(f"{name} must be an integer, got {value!r}")
-    if value < low or (high is not None and value > high):
-        bound = f">= {low}" if high is None else f"in {low}..{high}"
-        raise OptionError(f"{name} must be {bound}, got {value}")
-    return int(value)
-
-
-def _check_penalty(penalty, name: str = "penalty") -> float:
-    try:
-        value = float(penalty)
-    except (TypeError, ValueError):
-        raise OptionError(f"{name} must be a number, got {penalty!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise OptionError(f"{name} must be finite and >= 0, got {penalty!r}")
-    return value
-
-
-def _check_penalties(penalty, leaf_penalty) -> tuple[float, float | None]:
-    """``penalty`` (per branch node) and ``leaf_penalty`` (per leaf, or None) checked; at most one is given."""
-    penalty = _check_penalty(penalty)
-    if leaf_penalty is None:
-        return penalty, None
-    if penalty != 0:
-        raise OptionError("give either penalty (per branch node, in errors) or leaf_penalty (per leaf, "
-                          "as a fraction of the data), not both")
-    return penalty, _check_penalty(leaf_penalty, "leaf_penalty")
-
-
-def _runs_pairwise(dataset: Dataset, max_depth, options, memory_limit: float | None) -> bool:
-    """Whether :func:`solve_dp` runs the pairwise engine (:attr:`DPOptions.engine`)."""
-    from odtmip.dp import pairwise  # it builds on this module
-
-    options = DPOptions() if options is None else options
-    if not isinstance(options, DPOptions) or options.engine in ("compiled", "interpreted"):
-        return False
-    if max_depth is not None:
-        max_depth = _check_int("max_depth", max_depth, 0, MAX_DEPTH_CAP)
-    if options.engine == "pairwise":
-        if max_depth is None or max_depth > pairwise.MAX_DEPTH:
-            raise OptionError(f"engine='pairwise' needs max_depth <= {pairwise.MAX_DEPTH}, got {max_depth}")
-        (n, p), K = dataset.Xb.shape, dataset.n_classes
-        gib = pairwise.estimated_memory_gib(n, p, K)
-        if memory_limit is not None and gib > memory_limit:
-            raise ResourceError(f"the pairwise engine on {n:,} rows x {p:,} binary columns ({K} classes) would take "
-                                f"about {gib:.2f} GiB, more than memory_limit = {memory_limit:g} GiB; use the compiled "
-                                "engine (engine='auto' or 'compiled')")
-        return True
-    defaults = replace(options, engine="compiled") == DPOptions(engine="compiled")
-    return defaults and pairwise.suits(dataset, max_depth, memory_limit)
-
-
-def _runs_interpreted(dataset: Dataset, options: DPOptions) -> bool:
+def runs_interpreted(dataset: Dataset, options: DPOptions) -> bool:
     """Whether :class:`DPSolver` runs its kernels interpreted (:attr:`DPOptions.engine`)."""
     return _interpreted.choose(options.engine, warm_up, ksearch.solve_node, ksearch.root_bound, ksearch.split_bound,
                                ksearch.optimal_entry, kcommon.row_lists, kcommon.effective_budget, kcommon.cap_budget,
                                kdepth2.solve_terminal)
 
 
-def _check_time_limit(time_limit) -> float | None:
-    if time_limit is None:
-        return None
-    try:
-        value = float(time_limit)
-    except (TypeError, ValueError):
-        raise OptionError(f"time_limit must be a number of seconds or None, got {time_limit!r}") from None
-    if not value > 0:
-        raise OptionError(f"time_limit must be > 0 seconds, got {time_limit!r}")
-    return value
-
-
-def tie_tolerance(weights: np.ndarray, penalty: float, n_classes: int) -> float:
-    """Objectives closer than this are equal in the search (see "Arithmetic" in the module docstring).
-
-    Parameters
-    ----------
-    weights : float64 array
-        Sample weights (ones when unweighted).
-    penalty : float
-        Objective per branch node, as the search uses it (``leaf_penalty x W`` for the sparse objective).
-    n_classes : int
-        Number of classes K.
-
-    Returns
-    -------
-    float
-        0 (exact comparisons) for integer weights and penalty with K (W + 3 penalty) < 2^53, W the total
-        weight; else the round-off bound ``4 (n + 64) eps max(1, W + 3 penalty)``, n the number of rows.
-    """
-    total = float(np.sum(weights))  # for non-negative integers: >= 2^53 if and only if the exact sum is
-    integral = float(penalty).is_integer() and bool(np.all(weights == np.floor(weights)))
-    if integral and n_classes * (total + 3.0 * penalty) < EXACT_INTEGERS:
-        return 0.0
-    return 4.0 * (len(weights) + 64) * np.finfo(np.float64).eps * max(1.0, total + 3.0 * penalty)
-
-
-# ------------------------------------------------------------------------------------------ encoding
+# ------------------------------------------------------------------------------------------ memory
 def estimated_memory_gib(n: int, p: int, n_classes: int, frequency: bool) -> float:
     """GiB the DP's arrays take for ``n`` rows, ``p`` binary columns and ``n_classes`` classes, before its cache:
     the column matrix, its encoded copy and the rows' lists of present columns (int64, built from at most
@@ -401,108 +320,11 @@ def estimated_memory_gib(n: int, p: int, n_classes: int, frequency: bool) -> flo
     return size / 2**30
 
 
-def pack_columns(M: np.ndarray) -> np.ndarray:
-    """Bitsets of the columns of a 0/1 matrix ``M`` (rows x cols): array (cols, ceil(rows/64)) of uint64."""
-    n, m = M.shape
-    words = max(1, (n + 63) // 64)
-    padded = np.zeros((words * 64, m), dtype=np.uint8)
-    padded[:n] = M
-    packed = np.packbits(padded, axis=0, bitorder="little")  # (words*8, m)
-    return np.ascontiguousarray(packed.T).view(np.uint64).reshape(m, words)
-
-
-@dataclass
-class _Encoding:
-    """The binary columns the search sees: internal feature k is ``flip[k] XOR`` original column ``orig[k]``."""
-
-    X: np.ndarray  # n x p' uint8, internal columns
-    orig: np.ndarray  # int64 (p',)
-    flip: np.ndarray  # bool (p',)
-
-
-def encode_columns(Xb: np.ndarray, merge: bool) -> _Encoding:
-    """Drop constant columns, merge duplicates and complements, store each column with its minority as 1.
-
-    Among merged columns the lowest original index is kept, so ties between equal trees still go to the
-    first column.
-    """
-    Xb = np.asarray(Xb, dtype=np.uint8)
-    n, p = Xb.shape
-    if not merge:
-        return _Encoding(np.ascontiguousarray(Xb), np.arange(p, dtype=np.int64), np.zeros(p, dtype=bool))
-    ones = Xb.sum(axis=0, dtype=np.int64)
-    live = np.flatnonzero((ones > 0) & (ones < n))
-    # canonical form: the column, or its complement when its first row is 1 (f and not-f share one form); the
-    # first column of each form is kept
-    Xl = Xb if len(live) == p else Xb[:, live]
-    canon = np.ascontiguousarray(np.packbits(Xl ^ Xl[:1], axis=0).T)
-    first: dict[bytes, int] = {}
-    for j, form in zip(live, canon, strict=True):
-        first.setdefault(form.tobytes(), j)
-    orig = np.array(sorted(first.values()), dtype=np.int64)
-    flip = 2 * ones[orig] > n
-    X = (Xb if len(orig) == p else Xb[:, orig]) ^ flip.astype(np.uint8)[None, :]
-    return _Encoding(np.ascontiguousarray(X), orig, flip)
-
-
-def internal_branch(dataset: Dataset, enc: _Encoding, f: int, absent, present):
-    """Branch on internal feature ``f`` of ``enc``: mapped back to the original column of ``dataset`` (the children
-    swap if the column was flipped)."""
-    split = dataset.split_of(int(enc.orig[f]))
-    if enc.flip[f]:
-        return branch(split, present, absent)
-    return branch(split, absent, present)
-
-
-def internal_spec(dataset: Dataset, enc: _Encoding, spec):
-    """Tree spec of a tree over the internal features of ``enc`` (a class index, or (feature, absent, present))."""
-    if isinstance(spec, tuple):
-        f, absent, present = spec
-        return internal_branch(dataset, enc, f, internal_spec(dataset, enc, absent),
-                               internal_spec(dataset, enc, present))
-    return leaf(spec)
-
-
-def reported(value: float, penalty: float, leaf_penalty: float | None, total_weight: float) -> float:
-    """A search objective (errors + ``penalty`` x branch nodes) in the reported units: unchanged, or those of
-    [OSDT] Eq. 4 with ``leaf_penalty`` (``penalty`` is then leaf_penalty x ``total_weight``)."""
-    if leaf_penalty is None:
-        return float(value)
-    return (float(value) + penalty) / total_weight
-
-
-def routed_objective(dataset: Dataset, tree: Tree, penalty: float, leaf_penalty: float | None,
-                     total_weight: float) -> float:
-    """The objective of ``tree`` recomputed by routing ``dataset``, in the units of :func:`reported`."""
-    errors = dataset.misclassifications(tree)
-    if leaf_penalty is None:
-        return float(errors + penalty * tree.n_branch_nodes)
-    return errors / total_weight + leaf_penalty * tree.n_leaves
-
-
-def equivalent_minority(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> np.ndarray:
-    """Rows outside the majority class (by weight) of their group of identical rows of ``X``.
-
-    Their total weight is the equivalent points bound ([OSDT] Proposition B.1): a tree sends all rows of a
-    group to one leaf, which can be right for one class only. Ties between classes do not change the weight.
-    """
-    n = X.shape[0]
-    if X.shape[1] == 0:
-        group = np.zeros(n, dtype=np.int64)
-    else:
-        rows = np.ascontiguousarray(np.packbits(X, axis=1))
-        group = np.unique(rows, axis=0, return_inverse=True)[1].reshape(-1)
-    n_groups = int(group.max()) + 1 if n else 0
-    weight = np.bincount(group * n_classes + y, weights=w, minlength=n_groups * n_classes)
-    majority = weight.reshape(n_groups, n_classes).argmax(axis=1)
-    return y != majority[group]
-
-
 # ------------------------------------------------------------------------------------------ warm-up
 @progress.warm_up("the DP kernels")
 def warm_up() -> float:
     """Compile (or load from the numba cache) every kernel once per process; returns the seconds it took the
-    first time, 0.0 afterwards (:func:`odtmip.progress.warm_up`)."""
+    first time, 0.0 afterwards (:func:`odtmip.core.progress.warm_up`)."""
     rng = np.random.default_rng(0)
     X = rng.integers(0, 2, size=(40, 5))
     y = rng.integers(0, 2, size=40)
@@ -545,13 +367,13 @@ class DPSolver:
         Technique switches.
     memory_limit : float or None, default=half of physical memory
         GiB: data whose arrays (:func:`estimated_memory_gib`) would take more is refused with a
-        :class:`~odtmip.exceptions.ResourceError`; a search whose cache would outgrow it stops and returns its
+        :class:`~odtmip.core.exceptions.ResourceError`; a search whose cache would outgrow it stops and returns its
         best tree with ``Status.MEMORY_LIMIT``. None: no guard.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from odtmip.data import Dataset
+    >>> from odtmip.core.data import Dataset
     >>> X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]] * 3)
     >>> ds = Dataset(X, [0, 1, 1, 0] * 3)
     >>> solver = DPSolver(ds)
@@ -565,8 +387,8 @@ class DPSolver:
                  leaf_penalty: float | None = None, options: DPOptions | None = None,
                  memory_limit: float | None = MEMORY_LIMIT):
         self.dataset = dataset
-        self.min_leaf = _check_int("min_leaf", min_leaf, 1)
-        penalty, self.leaf_penalty = _check_penalties(penalty, leaf_penalty)
+        self.min_leaf = check_int("min_leaf", min_leaf, 1)
+        penalty, self.leaf_penalty = check_penalties(penalty, leaf_penalty)
         self.total_weight = float(np.sum(dataset.weights))
         if self.leaf_penalty is not None:
             penalty = self.leaf_penalty * self.total_weight
@@ -577,7 +399,7 @@ class DPSolver:
         if self.options.engine == "pairwise":
             raise OptionError("DPSolver is the MurTree search (compiled or interpreted); engine='pairwise' is an "
                               "option of solve_dp")
-        self._interpreted = _runs_interpreted(dataset, self.options)
+        self._interpreted = runs_interpreted(dataset, self.options)
         self._k = _interpreted.modules(self._interpreted)  # the kernel modules it runs
         unit = dataset.sample_weight is None or bool(np.all(dataset.sample_weight == 1.0))
         counting = self.options.counting
@@ -695,9 +517,9 @@ class DPSolver:
                 raise OptionError("max_depth=None (no depth limit) needs leaf_penalty > 0 (or penalty > 0): "
                                   "without a price per leaf nothing bounds the tree size")
         else:
-            max_depth = _check_int("max_depth", max_depth, 0, MAX_DEPTH_CAP)
-        node_limit = None if max_nodes is None else _check_int("max_nodes", max_nodes, 0)
-        limit = _check_time_limit(time_limit)
+            max_depth = check_int("max_depth", max_depth, 0, MAX_DEPTH_CAP)
+        node_limit = None if max_nodes is None else check_int("max_nodes", max_nodes, 0)
+        limit = check_time_limit(time_limit)
         with np.errstate(over="ignore"):  # the cache's hashes wrap around (numpy warns when interpreted)
             return _interpreted.interpreted_first(self, lambda left: self._solve(max_depth, node_limit, left), limit,
                                                   INTERPRETED_SECONDS, self._compile, warm_up)
@@ -975,7 +797,7 @@ class DPSolver:
         """The best tree known when the deadline passed or the memory limit was reached (the root incumbent of
         ``search`` at the budget (d, n) being searched, ``warm``: the greedy tree or the optimum of a
         shallower depth, or the leaf) and the lower bound of the root at the problem's budget ``final``. A tree
-        that meets that bound is optimal (:func:`~odtmip.results.stopped_status`), though not proven the one
+        that meets that bound is optimal (:func:`~odtmip.core.results.stopped_status`), though not proven the one
         with the fewest branch nodes (``stats["fewest_nodes_proven"]``)."""
         spec, value = self._incumbent(search.incumbent)
         limits = (d, n)
@@ -1092,120 +914,3 @@ class DPSolver:
 
     def _verify(self, tree: Tree, value: float, d: int, n: int) -> None:
         verify_tree(self.dataset, tree, value, self.penalty, self.min_leaf, d, n)
-
-
-def verify_tree(dataset: Dataset, tree: Tree, value: float, penalty: float, min_leaf: int, depth: int,
-                nodes: int) -> None:
-    """Check a search's ``tree`` against its ``value`` (errors + penalty x branch nodes, recomputed by routing
-    ``dataset``), the limits ``depth`` and ``nodes`` and ``min_leaf``; :class:`VerificationError` if not."""
-    leaves = tree.apply(dataset.X)
-    objective = dataset.misclassifications(tree, leaves) + penalty * tree.n_branch_nodes
-    if not is_close(objective, value):
-        raise VerificationError(f"search objective {value!r} but the rebuilt tree scores {objective!r}")
-    if tree.depth > depth or tree.n_branch_nodes > nodes:
-        raise VerificationError(f"rebuilt tree has depth {tree.depth} and {tree.n_branch_nodes} branch nodes; "
-                                f"limits are {depth} and {nodes}")
-    sizes = np.bincount(leaves, minlength=tree.n_nodes)
-    small = [i for i, node in enumerate(tree.nodes) if node.is_leaf and 0 < sizes[i] < min_leaf]
-    if small:
-        raise VerificationError(f"leaves {small} hold fewer than min_leaf={min_leaf} rows")
-
-
-def solve_dp(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | None = None, min_leaf: int = 1,
-             penalty: float = 0.0, time_limit: float | None = None, options: DPOptions | None = None,
-             leaf_penalty: float | None = None, memory_limit: float | None = MEMORY_LIMIT, metric=None,
-             min_sensitivity: float | None = None, min_specificity: float | None = None,
-             max_false_positives: float | None = None, max_false_negatives: float | None = None, positive=None,
-             pareto_options=None) -> SolveResult:
-    """Optimal classification tree by MurTree-style dynamic programming (see the module docstring).
-
-    Parameters
-    ----------
-    dataset : Dataset
-        Training data (its binary columns are searched).
-    max_depth : int or None, default=3
-        Largest number of branch nodes on a root-to-leaf path (0: a single leaf); at most 20. None: no depth
-        limit (needs ``leaf_penalty > 0`` or ``penalty > 0``; the leaf-count bound of [OSDT] Theorem C.1
-        bounds the search).
-    max_nodes : int, optional
-        Largest number of branch nodes; default and cap 2^max_depth - 1.
-    min_leaf : int, default=1
-        Rows every non-empty leaf must hold.
-    penalty : float, default=0.0
-        Objective per branch node, in units of (weighted) misclassifications.
-    time_limit : float, optional
-        Seconds for the whole call, the preprocessing of the columns included; at the limit the best tree
-        found is returned with ``Status.TIME_LIMIT``.
-    options : DPOptions, optional
-        Technique switches (none changes the optimum).
-    leaf_penalty : float, optional
-        lambda >= 0: minimise the sparse objective of [OSDT] Eq. 4, errors / W + lambda x leaves (W the
-        total weight); ``objective`` and ``bound`` are then in these units. Excludes a nonzero ``penalty``.
-    memory_limit : float or None, default=half of physical memory
-        GiB the arrays and the cache may take (see :class:`DPSolver`); None: no guard.
-    metric, min_sensitivity, min_specificity, max_false_positives, max_false_negatives, positive, pareto_options
-        Two-class objectives from the (fp, fn) Pareto front: maximise a metric (``"f1"``, ``"mcc"``, ``"fmi"``,
-        ``"balanced-accuracy"``, ``"accuracy"`` or a callable on :class:`~odtmip.metrics.Confusion`), under a
-        sensitivity/specificity floor or caps on the false positives/negatives, with ``positive`` the positive
-        class label; see :func:`odtmip.dp.pareto.solve_pareto`. Not with ``min_leaf``, ``penalty`` or
-        ``leaf_penalty``.
-
-    Returns
-    -------
-    SolveResult
-        See :meth:`DPSolver.solve`; ``seconds`` and ``stats["preprocess_seconds"]`` include the preprocessing.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from odtmip.data import Dataset
-    >>> X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]] * 3)
-    >>> res = solve_dp(Dataset(X, [0, 1, 1, 0] * 3), max_depth=2)
-    >>> res.status.value, res.objective, res.tree.n_branch_nodes
-    ('optimal', 0.0, 3)
-
-    The two-point example of [OSDT] §C (Corollary C.2 would allow one leaf only):
-
-    >>> res = solve_dp(Dataset(np.array([[0], [1]]), [0, 1]), max_depth=None, leaf_penalty=0.3)
-    >>> res.tree.n_leaves, round(res.objective, 12)
-    (2, 0.6)
-    """
-    two_class = {"metric": metric, "min_sensitivity": min_sensitivity, "min_specificity": min_specificity,
-                 "max_false_positives": max_false_positives, "max_false_negatives": max_false_negatives,
-                 "positive": positive, "pareto_options": pareto_options}
-    if any(value is not None for value in two_class.values()):
-        from odtmip.dp.pareto import solve_pareto  # it builds on this module
-
-        clash = (("min_leaf", min_leaf != 1), ("penalty", penalty != 0), ("options", options is not None),
-                 ("leaf_penalty", leaf_penalty is not None), ("max_depth=None", max_depth is None))
-        given = [name for name, on in clash if on]
-        if given:
-            raise OptionError(f"{', '.join(given)} cannot be combined with a metric, a sensitivity/specificity target "
-                              f"or a positive class (the (fp, fn) front search)")
-        two_class["options"] = two_class.pop("pareto_options")
-        return solve_pareto(dataset, max_depth, max_nodes, time_limit, **two_class)
-    limit = _check_time_limit(time_limit)
-    if _runs_pairwise(dataset, max_depth, options, memory_limit):
-        from odtmip.dp.pairwise import solve_pairwise  # it builds on this module
-
-        min_leaf = _check_int("min_leaf", min_leaf, 1)
-        if max_nodes is not None:
-            max_nodes = _check_int("max_nodes", max_nodes, 0)
-        penalty, leaf_penalty = _check_penalties(penalty, leaf_penalty)
-        return solve_pairwise(dataset, max_depth, max_nodes, min_leaf, penalty, leaf_penalty, limit)
-    checked = DPOptions() if options is None else options  # DPSolver refuses anything else
-    t0 = time.perf_counter()
-    if isinstance(checked, DPOptions) and _runs_interpreted(dataset, checked):
-        compile_seconds = 0.0
-    else:
-        compile_seconds = warm_up()  # loading the kernels counts in the time limit (the solve below reports 0)
-    solver = DPSolver(dataset, min_leaf=min_leaf, penalty=penalty, leaf_penalty=leaf_penalty, options=options,
-                      memory_limit=memory_limit)
-    prep = time.perf_counter() - t0
-    # the search gets what the preprocessing left (a sliver when nothing: it then returns its first tree)
-    left = None if limit is None else max(limit - prep, 1e-6)
-    result = solver.solve(max_depth=max_depth, max_nodes=max_nodes, time_limit=left)
-    stats = {**result.stats, "preprocess_seconds": prep}
-    if compile_seconds:
-        stats["compile_seconds"] = compile_seconds
-    return replace(result, seconds=result.seconds + prep, stats=stats)

@@ -3,7 +3,7 @@
 :data:`FORMULATIONS` lists them, one :class:`~odtmip.models.formulation.Formulation` record per solver name; the
 solver registry (``odtmip.SOLVERS``), ``odtmip check`` and the command line read it. A formulation module holds
 the mathematics (see :mod:`odtmip.models.formulation` for what it supplies and how to add one);
-:mod:`odtmip.pipeline` solves any of them. Also here: the LP relaxation and size of any linear Pyomo model, and
+:mod:`odtmip.solving.pipeline` solves any of them. Also here: the LP relaxation and size of any linear Pyomo model, and
 the HiGHS settings, and :func:`solve_model`, which solves any linear Pyomo model (a formulation's model with
 rows of your own added or deactivated) with HiGHS and loads the incumbent into its variables.
 """

@@ -54,7 +54,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from odtmip.exceptions import SolverUnavailableError
+from odtmip.core.exceptions import SolverUnavailableError
 from odtmip.models._highs_run import Arrays
 
 __all__ = ["compile_model", "model_statistics", "paused_gc", "require_scipy"]
@@ -63,7 +63,8 @@ _STAT_KEYS = ("n_variables", "n_binary", "n_integer", "n_continuous", "n_constra
 
 
 def require_scipy() -> None:
-    """Raise :class:`~odtmip.exceptions.SolverUnavailableError` when scipy (which the compiler needs) is missing."""
+    """Raise :class:`~odtmip.core.exceptions.SolverUnavailableError` when scipy (which the compiler needs) is
+    missing."""
     try:
         import scipy.sparse  # noqa: F401
     except ImportError as exc:

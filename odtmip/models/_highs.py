@@ -78,8 +78,9 @@ from typing import Any
 
 import numpy as np
 
-from odtmip import progress
-from odtmip.exceptions import OptionError, SolverUnavailableError
+from odtmip.core import progress
+from odtmip.core.exceptions import OptionError, SolverUnavailableError
+from odtmip.core.results import Status
 from odtmip.models._compile import _Compiled, compile_model, model_statistics, paused_gc, require_scipy
 from odtmip.models._highs_run import (
     GRACE,
@@ -94,7 +95,6 @@ from odtmip.models._highs_run import (
     run_job,
     stopped_outcome,
 )
-from odtmip.results import Status
 
 __all__ = [
     "HighsOptions",
@@ -177,7 +177,7 @@ def highs_available() -> bool:
 
 
 def require_highs() -> None:
-    """Raise :class:`~odtmip.exceptions.SolverUnavailableError` with an install hint when HiGHS (or scipy) is
+    """Raise :class:`~odtmip.core.exceptions.SolverUnavailableError` with an install hint when HiGHS (or scipy) is
     missing."""
     _highspy()
     require_scipy()
@@ -211,7 +211,7 @@ class HighsOptions:
         IPM solves the root LP of the tree models much faster than dual simplex at large N.
     extra : Mapping[str, Any], default={}
         Any other HiGHS option, by its HiGHS name. Unknown names and invalid values raise
-        :class:`~odtmip.exceptions.OptionError`.
+        :class:`~odtmip.core.exceptions.OptionError`.
     """
 
     time_limit: float | None = None
@@ -701,7 +701,7 @@ def solve(
         verified the same way and handed to HiGHS during the search, one per poll of its user-solution callback
         (``cbMipUserSolution``), in order.
     progress_units : callable, optional
-        ``(incumbent, dual bound) -> (best, bound)``: what the progress lines (:mod:`odtmip.progress`) show, e.g.
+        ``(incumbent, dual bound) -> (best, bound)``: what the progress lines (:mod:`odtmip.core.progress`) show, e.g.
         the caller's loss; default the model's own values and sense.
 
     Returns

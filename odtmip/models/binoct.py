@@ -103,7 +103,7 @@ Deviations from the paper
 Known optimum: the boundary counterexample above at depth 2 has loss 0 with all midpoints and 1/7 (one error)
 with ``thresholds="boundary"``; with λ = 0.2 the single leaf (3 errors of 7) is optimal, loss 3/7 + 0.2 ≈ 0.629,
 and without the pass-through the model's optimum is worse, 2/7 + 2·0.2 ≈ 0.686 (two leaves). On scikit-learn's iris
-(``odtmip.datasets.load("iris")``) at depth 2 with all midpoints (119 thresholds), BinOCT and the DP both find
+(``odtmip.core.datasets.load("iris")``) at depth 2 with all midpoints (119 thresholds), BinOCT and the DP both find
 6 misclassifications of 150 (loss 0.04, about 6 s with the DP warm start); with λ = 0.01 the optimum is a
 3-leaf tree with 6 errors, loss 0.04 + 3·0.01 = 0.07 (about 35 s).
 
@@ -123,16 +123,14 @@ from dataclasses import dataclass
 import numpy as np
 import pyomo.environ as pyo
 
-from odtmip.binarize import BinaryColumn, midpoint_thresholds
-from odtmip.data import Dataset
-from odtmip.exceptions import DataError, OptionError
+from odtmip.core.binarize import BinaryColumn, midpoint_thresholds
+from odtmip.core.data import Dataset
+from odtmip.core.exceptions import DataError, OptionError
+from odtmip.core.options import BINOCT_OPTIONS, check_switches
+from odtmip.core.tree import Split, Tree, branch, leaf
 from odtmip.models import rates
-from odtmip.models._highs import HighsOptions
-from odtmip.models.formulation import MEMORY_LIMIT, DPProblem, Formulation, merge_options
+from odtmip.models.formulation import DPProblem, Formulation, merge_options
 from odtmip.models.rows import LinearRows, linear_sum, var_members
-from odtmip.options import BINOCT_OPTIONS, check_switches
-from odtmip.results import SolveResult
-from odtmip.tree import Split, Tree, branch, leaf
 
 THRESHOLD_MODES = ("all", "boundary")
 BIT_MODES = ("trie", "reference")
@@ -907,57 +905,6 @@ def dp_objective_to_loss(value: float, data: Dataset, options: BinOCTOptions) ->
     return value / float(data.weights.sum()) + options.leaf_penalty
 
 
-def solve_binoct(data: Dataset, max_depth: int, time_limit: float | None = None,
-                 warm_start: str | Tree | None = "dp", options: BinOCTOptions | None = None,
-                 highs: HighsOptions | None = None, lp_bound: bool = False, feed_dp: bool = False,
-                 memory_limit: float | None = MEMORY_LIMIT, **option_values) -> SolveResult:
-    """Fit BinOCT (λ = 0) or RBinOCT (λ > 0) to ``data`` and return a verified result.
-
-    The objective is odtmip's loss for this model, ``weighted errors / W + λ · leaves`` (W = total weight;
-    see the module docstring for the units of λ), recomputed by routing the data through the decoded tree.
-
-    Parameters
-    ----------
-    data : Dataset
-        Numeric and categorical raw columns, any number of classes, optional sample weights.
-    max_depth : int
-        K: depth of the complete tree (every tree of depth ≤ K is representable; see ``root_pass_through``).
-    time_limit : float, optional
-        Seconds for the whole call; the best tree so far is returned with status ``time_limit``.
-    warm_start : "dp", "none", None or Tree
-        ``"dp"`` starts HiGHS from the DP optimum over the model's own thresholds (:func:`dp_equivalent`).
-    options : BinOCTOptions, optional
-        Model options; keyword arguments (``leaf_penalty=``, ``thresholds=`` ...) override its fields.
-    highs : HighsOptions, optional
-        HiGHS settings.
-    lp_bound : bool
-        Also solve the LP relaxation and report it in ``stats["lp_relaxation"]``.
-    feed_dp : bool
-        Hand HiGHS the other DP start trees during the search as well.
-    memory_limit : float or None
-        GiB the solve may take, estimated from the model's size before it is built (:func:`model_size`); a larger
-        model is refused (:class:`~odtmip.exceptions.ResourceError`). Default: half of physical memory; None: no
-        guard.
-
-    Examples
-    --------
-    The counterexample to the class-boundary shortcut (module docstring):
-
-    >>> X = [[3, 2], [1, 3], [0, 3], [3, 0], [2, 0], [2, 3], [1, 1]]
-    >>> data = Dataset(X, [1, 0, 0, 0, 1, 1, 1])
-    >>> [solve_binoct(data, 2, thresholds=mode).objective * 7 for mode in ("all", "boundary")]
-    [0.0, 1.0]
-    >>> r = solve_binoct(data, 2, leaf_penalty=0.2)  # the single leaf, through the pass-through
-    >>> r.tree.n_leaves, round(r.objective, 4)
-    (1, 0.6286)
-    """
-    from odtmip.pipeline import solve_mip  # one floor up: it brings the DP to the model
-
-    return solve_mip("binoct", data, max_depth, time_limit=time_limit, warm_start=warm_start, options=options,
-                     highs=highs, lp_bound=lp_bound, feed_dp=feed_dp,
-                     memory_limit=memory_limit, **option_values)
-
-
 # ------------------------------------------------------------------------------------------- registry
 
 
@@ -991,7 +938,6 @@ def _stats(m, options: BinOCTOptions) -> dict:
 FORMULATION = Formulation(
     name="binoct",
     options=BINOCT_OPTIONS,
-    solve=solve_binoct,
     make_options=_make_options,
     build=build_model,
     decode=decode_tree,

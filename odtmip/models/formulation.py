@@ -2,22 +2,22 @@
 
 A formulation module holds mathematics only: its options, how to build the Pyomo model, how to read a tree out
 of a solution and write a tree in as a start, its objective in odtmip's loss units, and which DP problem has the
-same optimum (:class:`DPProblem`, a description: no module under ``odtmip.models`` imports the DP). It ends with
-one :class:`Formulation` record naming those functions, and ``odtmip.models.FORMULATIONS`` lists the records.
-Everything around them (options from the user, the time budget, warm starts, the LP bound, the HiGHS run,
-verification, statistics) is done once, by :mod:`odtmip.pipeline`.
+same optimum (:class:`DPProblem`, a description: no module under ``odtmip.models`` imports the DP, nor the floor
+above that solves it). It ends with one :class:`Formulation` record naming those functions, and
+``odtmip.models.FORMULATIONS`` lists the records. Everything around them (options from the user, the time budget,
+warm starts, the LP bound, the HiGHS run, verification, statistics) is done once, by
+:func:`odtmip.solving.pipeline.solve_mip`, which ``odtmip.solve(data, "<name>", ...)`` calls.
 
 Adding a formulation
 --------------------
 1. Write ``odtmip/models/<name>.py`` after ``gunluk.py``: module docstring with references and an equation ->
    component table; an options dataclass; ``build_model`` and ``model_size`` (its size, counted without building
-   it); ``decode_tree``; ``warm_start_values``; ``loss``; ``dp_equivalent`` (or none); a thin
-   ``solve_<name>(data, max_depth, ...)`` that calls :func:`odtmip.pipeline.solve_mip`; and at the end its
+   it); ``decode_tree``; ``warm_start_values``; ``loss``; ``dp_equivalent`` (or none); and at the end its
    ``FORMULATION = Formulation(...)``.
-2. Declare its options in :mod:`odtmip.options` (a tuple of :class:`~odtmip.options.Option` and an entry of
-   ``OPTIONS``), name it in ``SOLVERS`` (:mod:`odtmip.solvers`: its ``solve_<name>``, a summary, whether ``odtmip
-   check`` compares it with the DP) and add one line to ``FORMULATIONS`` in ``odtmip/models/__init__.py``: these
-   tables import no engine, so that the command line starts at once. ``odtmip.solve``, ``odtmip check``, the
+2. Declare its options in :mod:`odtmip.core.options` (a tuple of :class:`~odtmip.core.options.Option` and an entry of
+   ``OPTIONS``), name it in ``SOLVERS`` (:mod:`odtmip.solving.solvers`: a summary, whether ``odtmip check``
+   compares it with the DP) and add one line to ``FORMULATIONS`` in ``odtmip/models/__init__.py``:
+   these tables import no engine, so that the command line starts at once. ``odtmip.solve``, ``odtmip check``, the
    command line's ``--solver`` and ``--model`` choices and the option checks all follow from them
    (``tests/models/test_pipeline.py`` holds the three together).
 3. Tests: the model against brute force on tiny data and against the DP (``tests/crosscheck``); the
@@ -30,10 +30,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from odtmip.data import Dataset
-from odtmip.exceptions import OptionError
-from odtmip.options import MEMORY_LIMIT, options_of  # MEMORY_LIMIT: the default of every solver
-from odtmip.tree import Tree
+from odtmip.core.data import Dataset
+from odtmip.core.exceptions import OptionError
+from odtmip.core.tree import Tree
 
 
 def merge_options(cls, options, values: dict, model: str):
@@ -81,12 +80,6 @@ class DPProblem:
     def in_model_units(self, dp_objective: float | None) -> float | None:
         return None if dp_objective is None else (dp_objective + self.offset) / self.scale
 
-    def solve(self, depth: int, time_limit: float | None = None, memory_limit: float | None = MEMORY_LIMIT):
-        """Solve it with the DP at ``depth`` (through :func:`odtmip.solve`, one floor above both engines)."""
-        from odtmip.solvers import solve
-
-        given = {"memory_limit": memory_limit} if "memory_limit" in options_of(self.solver) else {}
-        return solve(self.data, self.solver, **self.dp_options(depth), time_limit=time_limit, **given)
 
 
 # Peak resident memory of one solve per nonzero, row and column of the model as handed to HiGHS: the Pyomo model
@@ -130,10 +123,8 @@ class Formulation:
     ----------
     name : str
         The solver's name (``odtmip.solve(data, name)``, ``odtmip fit --solver name``).
-    options : tuple of odtmip.options.Option
-        The options a user may give, declared once (see :mod:`odtmip.options`).
-    solve : callable
-        The module's public ``solve_<name>(data, max_depth, ...)`` (a thin wrapper of the pipeline).
+    options : tuple of odtmip.core.options.Option
+        The options a user may give, declared once (see :mod:`odtmip.core.options`).
     make_options : callable
         ``(max_depth, options, values) -> options object``: the model's options from the user's (``options`` is a
         given options object or None; ``values`` override its fields). Raises OptionError.
@@ -179,12 +170,11 @@ class Formulation:
         Options this entry always sets (``oct-h`` is OCT with ``hyperplanes=True``).
     reads_numbers : bool
         The model reads numeric columns as numbers, not through the binary encoding, so it cannot route a missing
-        value the way the encoding does (:mod:`odtmip.tree`): data with missing numbers is refused.
+        value the way the encoding does (:mod:`odtmip.core.tree`): data with missing numbers is refused.
     """
 
     name: str
     options: tuple
-    solve: Callable[..., Any]
     make_options: Callable[..., Any]
     build: Callable[..., Any]
     decode: Callable[..., Tree]

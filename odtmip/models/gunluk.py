@@ -60,17 +60,16 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr import LinearExpression
 
-from odtmip.binarize import BinaryColumn
-from odtmip.data import Dataset
-from odtmip.exceptions import DataError, OptionError
+from odtmip.core.binarize import BinaryColumn
+from odtmip.core.data import Dataset
+from odtmip.core.exceptions import DataError, OptionError
+from odtmip.core.options import GUNLUK_OPTIONS, check_switches
+from odtmip.core.tree import Tree, branch, leaf
 from odtmip.models import rates
-from odtmip.models._highs import HighsOptions, paused_gc
-from odtmip.models.formulation import MEMORY_LIMIT, DPProblem, Formulation, merge_options
+from odtmip.models._highs import paused_gc
+from odtmip.models.formulation import DPProblem, Formulation, merge_options
 from odtmip.models.rows import LinearRows, linear_sum, var_members
 from odtmip.models.topology import Topology
-from odtmip.options import GUNLUK_OPTIONS, check_switches
-from odtmip.results import SolveResult
-from odtmip.tree import Tree, branch, leaf
 
 
 @dataclass(frozen=True)
@@ -763,44 +762,6 @@ def make_options(max_depth: int | None = None, options: GunlukOptions | None = N
     return merge_options(GunlukOptions, options, values, "Günlük")
 
 
-def solve_gunluk(data: Dataset, max_depth: int | None = None, time_limit: float | None = None,
-                 warm_start: str | Tree | None = "dp", options: GunlukOptions | None = None,
-                 highs: HighsOptions | None = None, lp_bound: bool = False, feed_dp: bool = False,
-                 memory_limit: float | None = MEMORY_LIMIT, **option_values) -> SolveResult:
-    """Fit the [GKLMS] model to ``data`` and return a verified result (objective = odtmip's loss, see module).
-
-    The solve itself is :func:`odtmip.pipeline.solve_mip` (time budget, warm start, LP bound, verification).
-
-    Parameters
-    ----------
-    data : Dataset
-        Two-class data; its feature groups become the model's groups.
-    max_depth : int, optional
-        Shorthand for ``topology="balanced-D"`` (ignored when ``topology`` is given).
-    time_limit : float, optional
-        Seconds for the whole call; the best tree so far is returned with status ``time_limit``.
-    warm_start : "dp", "none", None or Tree
-        ``"dp"`` starts HiGHS from the best DP tree over the model's own splits (see :func:`dp_starts`).
-    options : GunlukOptions, optional
-        Model options; keyword arguments (``topology=``, ``class_weight=`` ...) override its fields.
-    highs : HighsOptions, optional
-        HiGHS settings.
-    lp_bound : bool
-        Also solve the LP relaxation and report it in ``stats["lp_relaxation"]``.
-    feed_dp : bool
-        Hand HiGHS the other DP start trees during the search as well.
-    memory_limit : float or None
-        GiB the solve may take, estimated from the model's size before it is built (:func:`model_size`); a larger
-        model is refused (:class:`~odtmip.exceptions.ResourceError`). Default: half of physical memory; None: no
-        guard.
-    """
-    from odtmip.pipeline import solve_mip  # one floor up: it brings the DP to the model
-
-    return solve_mip("gunluk", data, max_depth, time_limit=time_limit, warm_start=warm_start, options=options,
-                     highs=highs, lp_bound=lp_bound, feed_dp=feed_dp,
-                     memory_limit=memory_limit, **option_values)
-
-
 def _dp_data(data: Dataset, options: GunlukOptions) -> tuple[Dataset, int, int, bool]:
     """The DP's view of the model: (the model's splits as binary columns, the class weight folded into the
     sample weights; the shallowest and deepest leaf's depth; whether the columns are all of the model's splits)."""
@@ -873,35 +834,6 @@ def dp_equivalent(data: Dataset, options: GunlukOptions) -> tuple[Dataset, int, 
     return _dp_data(data, options)
 
 
-def select_topology(data: Dataset, candidates=("depth2", "depth2.5", "depth3", "imbalanced"), folds: int = 5,
-                    time_limit: float | None = None, random_state: int = 0, **option_values):
-    """Pick the topology with the best mean validation accuracy over stratified folds ([GKLMS] §5, Table 13).
-
-    Returns ``(best, scores)`` where ``scores[topology]`` is the list of per-fold validation accuracies. Ties
-    go to the earlier candidate (list smaller shapes first). Each fold's model is warm-started from the DP and
-    limited to ``time_limit`` seconds; the encoding of ``data`` is shared by all folds.
-    """
-    from sklearn.model_selection import StratifiedKFold
-
-    if not candidates:
-        raise OptionError("select_topology needs at least one candidate topology")
-    if folds < 2:
-        raise OptionError(f"folds must be >= 2, got {folds}")
-    splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=random_state)
-    scores: dict[str, list[float]] = {t: [] for t in candidates}
-    for train, test in splitter.split(np.zeros(data.n_samples), data.y):
-        fit, held_out = data.subset(train), data.subset(test)
-        for topology in candidates:
-            result = solve_gunluk(fit, time_limit=time_limit, topology=topology, **option_values)
-            if result.tree is None:
-                scores[topology].append(0.0)
-                continue
-            correct = result.tree.predict_index(held_out.X) == held_out.y
-            scores[topology].append(float(held_out.weights[correct].sum() / held_out.weights.sum()))
-    best = max(candidates, key=lambda t: (np.mean(scores[t]), -candidates.index(t)))
-    return best, scores
-
-
 # ------------------------------------------------------------------------------------------- registry
 
 
@@ -920,7 +852,6 @@ def _to_loss(m):
 FORMULATION = Formulation(
     name="gunluk",
     options=GUNLUK_OPTIONS,
-    solve=solve_gunluk,
     make_options=lambda max_depth, options, values: make_options(max_depth, options, **values),
     build=lambda data, max_depth, options: build_model(data, options),
     decode=decode_tree,

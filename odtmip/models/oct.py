@@ -16,11 +16,11 @@ Features
   hyperplanes on the original scale, so it uses min-max scaling (``scaling="minmax"``, also available for OCT).
 * A categorical column with r >= 2 levels gives one 0/1 feature per level; a split on level v reads
   ``column in {v}`` (right). OCT-H rejects categorical columns (a hyperplane over one-hot indicators is no
-  :class:`~odtmip.tree.Split`): encode them as 0/1 numeric columns yourself, or use OCT.
+  :class:`~odtmip.core.tree.Split`): encode them as 0/1 numeric columns yourself, or use OCT.
 * Constant columns are dropped (their epsilon is undefined).
 * Decoded thresholds are on the **original** scale: a cut between the scaled values u_k < u_{k+1} becomes
   ``Split("threshold", threshold=midpoint(v_k, v_{k+1}))`` (true = x > threshold goes right,
-  :func:`odtmip.binarize.midpoint`), exactly the thresholds of :func:`odtmip.binarize.midpoint_thresholds`. A
+  :func:`odtmip.core.binarize.midpoint`), exactly the thresholds of :func:`odtmip.core.binarize.midpoint_thresholds`. A
   hyperplane ``a . x_scaled < b`` is mapped back through the min-max map to ``Split("hyperplane", columns,
   threshold, weights)`` (true = ``w . x >= threshold`` goes right).
 
@@ -89,7 +89,7 @@ Deviations from the paper
   paper's choice) or alpha sum d_t (``complexity="splits"``). Decoded hyperplanes keep coefficients with
   ``|a_j| > 1e-7`` and cut at b - mu/2 (midway in the margin), so solver round-off cannot move a training point;
   where the map to the original scale rounds that cut onto a training score (adjacent doubles), the threshold
-  moves between the scores of the two sides (:func:`odtmip.binarize.midpoint`).
+  moves between the scores of the two sides (:func:`odtmip.core.binarize.midpoint`).
 * **Decoding** sends everybody right at d_t = 0 nodes, removes splits that send every training row to one
   side, and merges sibling leaves with the same label. None of these changes a training prediction and each
   removes a split, so the recomputed objective is never worse than the solver's (better when a time limit
@@ -99,7 +99,7 @@ Deviations from the paper
   ``warm_start="cart"`` gives the paper's start (scikit-learn CART of depth D with min_samples_leaf = N_min,
   pruned with the same alpha).
 
-Known optimum of the bundled example: on 20 rows of each iris class (``odtmip.datasets.load("iris")``, rows
+Known optimum of the bundled example: on 20 rows of each iris class (``odtmip.core.datasets.load("iris")``, rows
 0-19, 50-69 and 100-119: 60 rows, 4 numeric columns, L_hat = 40), OCT at depth 2 makes 1 error with two splits
 on petal length (2.5 and 4.95): objective 1/40 = 0.025 with alpha = 0 and 0.045 with alpha = 0.01. HiGHS
 proves both from the DP start (about 1 s and 4 s), and the DP over all midpoint thresholds agrees.
@@ -118,16 +118,15 @@ from numbers import Integral, Real
 import numpy as np
 import pyomo.environ as pyo
 
-from odtmip.binarize import BinaryColumn, midpoint, raw_columns
-from odtmip.data import Dataset
-from odtmip.exceptions import DataError, OptionError
+from odtmip.core.binarize import BinaryColumn, midpoint, raw_columns
+from odtmip.core.data import Dataset
+from odtmip.core.exceptions import DataError, OptionError
+from odtmip.core.options import OCT_H_OPTIONS, OCT_OPTIONS, check_switches
+from odtmip.core.tree import Split, Tree, branch, leaf
 from odtmip.models import rates
 from odtmip.models._highs import HighsOptions
-from odtmip.models.formulation import MEMORY_LIMIT, DPProblem, Formulation, merge_options
+from odtmip.models.formulation import DPProblem, Formulation, merge_options
 from odtmip.models.rows import LinearRows, linear_sum, var_members
-from odtmip.options import OCT_H_OPTIONS, OCT_OPTIONS, check_switches
-from odtmip.results import SolveResult
-from odtmip.tree import Split, Tree, branch, leaf
 
 #: From this many training rows :func:`solve_oct` asks HiGHS for IPM on LPs unless ``highs.lp_solver`` is set
 #: (the root LP of these models takes seconds with dual simplex at N = 500, see ``pyomo_highs.md``).
@@ -1015,69 +1014,6 @@ def dp_columns(data: Dataset, options: OCTOptions = OCTOptions()) -> tuple[list[
 
 
 # ------------------------------------------------------------------------------------------- solve
-def solve_oct(data: Dataset, max_depth: int, time_limit: float | None = None, warm_start: str | Tree | None = "dp",
-              options: OCTOptions | None = None, highs: HighsOptions | None = None, lp_bound: bool = False,
-              feed_dp: bool = False, memory_limit: float | None = MEMORY_LIMIT, **option_values) -> SolveResult:
-    """Fit OCT (or OCT-H with ``hyperplanes=True``) to ``data`` and return a verified result.
-
-    The objective is (24): (weighted errors) / L_hat + alpha x (splits, or OCT-H features used), recomputed by
-    routing the training data through the decoded tree.
-
-    Parameters
-    ----------
-    data : Dataset
-        Training data; raw columns become the model's features (see the module docstring).
-    max_depth : int
-        D, the depth of the complete tree (0..12).
-    time_limit : float, optional
-        Seconds for the whole call; the best tree so far is returned with status ``time_limit`` (or
-        ``no_solution``). The DP warm start gets at most a quarter of it.
-    warm_start : "dp", "cart", "none", None or Tree
-        ``"dp"``: the DP optimum over all midpoint thresholds (:func:`dp_equivalent`); ``"cart"``: the paper's
-        CART start (:func:`cart_tree`); a Tree: that tree (an :class:`OptionError` if it does not fit).
-        A DP or CART tree that does not fit (OCT-H margins) is skipped, see ``stats["warm_start_note"]``.
-    options : OCTOptions, optional
-        Model options; keyword arguments (``alpha=``, ``min_leaf=``, ``hyperplanes=``, ...) override its fields.
-    highs : HighsOptions, optional
-        HiGHS settings. From 2000 rows ``lp_solver`` defaults to ``"ipm"``.
-    lp_bound : bool
-        Also solve the LP relaxation and report it in ``stats["lp_relaxation"]``.
-    feed_dp : bool
-        Hand HiGHS the other DP start trees during the search as well.
-    memory_limit : float or None
-        GiB the solve may take, estimated from the model's size before it is built (:func:`model_size`); a larger
-        model is refused (:class:`~odtmip.exceptions.ResourceError`). Default: half of physical memory; None: no
-        guard.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from odtmip.data import Dataset
-    >>> data = Dataset(np.array([[1.0], [2.0], [3.0], [4.0]]), [0, 0, 1, 1])
-    >>> r = solve_oct(data, max_depth=1, warm_start="none")
-    >>> r.status.value, r.objective, r.tree.nodes[0].split.threshold
-    ('optimal', 0.0, 2.5)
-    """
-    from odtmip.pipeline import solve_mip  # one floor up: it brings the DP to the model
-
-    name = make_options(options, **option_values).solver_name
-    return solve_mip(name, data, max_depth, time_limit=time_limit, warm_start=warm_start, options=options,
-                     highs=highs, lp_bound=lp_bound, feed_dp=feed_dp,
-                     memory_limit=memory_limit, **option_values)
-
-
-def solve_oct_h(data: Dataset, max_depth: int, time_limit: float | None = None,
-                warm_start: str | Tree | None = "dp", options: OCTOptions | None = None,
-                highs: HighsOptions | None = None, lp_bound: bool = False, feed_dp: bool = False,
-                memory_limit: float | None = MEMORY_LIMIT, **option_values) -> SolveResult:
-    """:func:`solve_oct` with ``hyperplanes=True`` (OCT-H, [BD17] §4); the solver registry's ``oct-h``."""
-    from odtmip.pipeline import solve_mip  # one floor up: it brings the DP to the model
-
-    return solve_mip("oct-h", data, max_depth, time_limit=time_limit, warm_start=warm_start, options=options,
-                     highs=highs, lp_bound=lp_bound, feed_dp=feed_dp,
-                     memory_limit=memory_limit, **option_values)
-
-
 # ------------------------------------------------------------------------------------------- registry
 
 
@@ -1157,9 +1093,9 @@ _SHARED = dict(
 )
 FORMULATION = Formulation(
     name="oct",
-    options=OCT_OPTIONS, solve=solve_oct, dp_problem=_dp_problem, **_SHARED,
+    options=OCT_OPTIONS, dp_problem=_dp_problem, **_SHARED,
 )
 FORMULATION_H = Formulation(
     name="oct-h",
-    options=OCT_H_OPTIONS, solve=solve_oct_h, dp_problem=None, fixed={"hyperplanes": True}, **_SHARED,
+    options=OCT_H_OPTIONS, dp_problem=None, fixed={"hyperplanes": True}, **_SHARED,
 )

@@ -28,14 +28,14 @@ import math
 import numpy as np
 import pyomo.environ as pyo
 
-from odtmip.data import Dataset
-from odtmip.exceptions import DataError, OptionError
-from odtmip.metrics import count_target
-from odtmip.tree import Tree
+from odtmip.core.data import Dataset
+from odtmip.core.exceptions import DataError, OptionError
+from odtmip.core.metrics import count_target
+from odtmip.core.tree import Tree
 
 
 def check_options(options) -> None:
-    """The rules of :data:`odtmip.options.TARGET_OPTIONS` that tie fields together (called by the options
+    """The rules of :data:`odtmip.core.options.TARGET_OPTIONS` that tie fields together (called by the options
     dataclasses)."""
     if not (isinstance(options.class_weight, (int, float)) and math.isfinite(options.class_weight)
             and options.class_weight > 0):

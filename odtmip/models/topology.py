@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from odtmip.exceptions import OptionError
+from odtmip.core.exceptions import OptionError
 
 NAMED = {
     "depth2": "((L L) (L L))",

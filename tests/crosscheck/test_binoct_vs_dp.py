@@ -12,7 +12,8 @@ import pytest
 from odtmip import Dataset, Status
 from odtmip.dp import solve_contree, solve_dp
 from odtmip.models import binoct
-from odtmip.models.binoct import BinOCTOptions, solve_binoct
+from odtmip.models.binoct import BinOCTOptions
+from odtmip.solving.pipeline import solve_mip
 
 pytestmark = pytest.mark.highs
 SEEDS = range(4)
@@ -44,7 +45,7 @@ def dp_loss(data, depth, options):
 @pytest.mark.parametrize("depth", [1, 2])
 def test_binoct_equals_dp_minimum_misclassification(seed, depth):
     data = mixed_data(seed)
-    mip = solve_binoct(data, depth, warm_start="none")
+    mip = solve_mip("binoct", data, depth, warm_start="none")
     expected, dp = dp_loss(data, depth, BinOCTOptions())
     assert mip.status is Status.OPTIMAL
     assert mip.objective == pytest.approx(expected)
@@ -53,14 +54,14 @@ def test_binoct_equals_dp_minimum_misclassification(seed, depth):
 
 def test_binoct_multiclass_equals_dp():
     data = mixed_data(7, n_classes=3)
-    mip = solve_binoct(data, 2)
+    mip = solve_mip("binoct", data, 2)
     assert mip.status is Status.OPTIMAL
     assert mip.objective == pytest.approx(dp_loss(data, 2, BinOCTOptions())[0])
 
 
 def test_binoct_depth3_equals_dp():
     data = mixed_data(3, n=12, weights=False, a_values=4)
-    mip = solve_binoct(data, 3)
+    mip = solve_mip("binoct", data, 3)
     expected = dp_loss(data, 3, BinOCTOptions())[0]
     assert mip.status is Status.OPTIMAL
     assert mip.objective == pytest.approx(expected)
@@ -71,7 +72,7 @@ def test_binoct_depth3_equals_dp():
 def test_boundary_thresholds_equal_dp_over_the_same_set(seed):
     data = mixed_data(seed)
     opts = BinOCTOptions(thresholds="boundary")
-    mip = solve_binoct(data, 2, options=opts)
+    mip = solve_mip("binoct", data, 2, options=opts)
     assert mip.objective == pytest.approx(dp_loss(data, 2, opts)[0])
 
 
@@ -80,7 +81,7 @@ def test_boundary_thresholds_equal_dp_over_the_same_set(seed):
 def test_rbinoct_equals_dp_with_leaf_penalty(seed, lam):
     data = mixed_data(seed)
     opts = BinOCTOptions(leaf_penalty=lam)
-    mip = solve_binoct(data, 2, options=opts)
+    mip = solve_mip("binoct", data, 2, options=opts)
     expected, dp = dp_loss(data, 2, opts)
     assert mip.status is Status.OPTIMAL
     assert mip.objective == pytest.approx(expected)
@@ -93,9 +94,9 @@ def test_single_leaf_optimum_needs_the_pass_through():
     opts = BinOCTOptions(leaf_penalty=lam)
     expected, dp = dp_loss(data, 2, opts)
     assert dp.tree.n_leaves == 1
-    with_s = solve_binoct(data, 2, options=opts)
+    with_s = solve_mip("binoct", data, 2, options=opts)
     assert with_s.objective == pytest.approx(expected) and with_s.tree.n_leaves == 1
-    without = solve_binoct(data, 2, leaf_penalty=lam, root_pass_through=False)
+    without = solve_mip("binoct", data, 2, leaf_penalty=lam, root_pass_through=False)
     assert without.status is Status.OPTIMAL
     assert without.objective > expected + lam / 2  # at least one leaf more
     assert without.tree.n_leaves == 2
@@ -103,7 +104,7 @@ def test_single_leaf_optimum_needs_the_pass_through():
 
 def test_objective_and_leaves_are_monotone_in_lambda():
     data = mixed_data(2)
-    results = [solve_binoct(data, 2, leaf_penalty=lam) for lam in (0.0, 0.02, 0.05, 0.1, 0.2, 0.5)]
+    results = [solve_mip("binoct", data, 2, leaf_penalty=lam) for lam in (0.0, 0.02, 0.05, 0.1, 0.2, 0.5)]
     objectives = [r.objective for r in results]
     leaves = [r.tree.n_leaves for r in results]
     assert all(r.status is Status.OPTIMAL for r in results)
@@ -117,7 +118,7 @@ def test_dp_warm_start_is_accepted_with_the_dp_objective(lam):
     data = mixed_data(3)
     opts = BinOCTOptions(leaf_penalty=lam)
     expected, _ = dp_loss(data, 2, opts)
-    r = solve_binoct(data, 2, options=opts, warm_start="dp")
+    r = solve_mip("binoct", data, 2, options=opts, warm_start="dp")
     assert r.stats["warm_start_accepted"] is True
     assert r.stats["warm_start_objective"] == pytest.approx(expected)
     assert r.stats["warm_start_loss"] == pytest.approx(expected)

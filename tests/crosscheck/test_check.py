@@ -1,4 +1,4 @@
-"""odtmip.check on every model: the verdict, the units conversion, and a disagreement it must report."""
+"""odtmip.solving.check on every model: the verdict, the units conversion, and a disagreement it must report."""
 
 import time
 
@@ -7,9 +7,10 @@ import pandas as pd
 import pytest
 
 from odtmip import Dataset, Status
-from odtmip.check import _verdict, check, dp_problem
-from odtmip.exceptions import OptionError
-from odtmip.results import SolveResult
+from odtmip.core.exceptions import OptionError
+from odtmip.core.results import SolveResult
+from odtmip.solving.check import _verdict, check, dp_problem
+from odtmip.solving.pipeline import solve_problem
 
 pytestmark = pytest.mark.highs
 
@@ -34,7 +35,7 @@ def test_models_agree_with_the_dp(model, options):
 def test_a_model_tree_better_than_the_dp_optimum_is_a_disagreement():
     data = small_data()
     problem = dp_problem(data, "binoct", max_depth=1)
-    dp = problem.solve(1, None)
+    dp = solve_problem(problem, 1, None)
     fake = SolveResult("binoct", Status.OPTIMAL, "solved", None, problem.in_model_units(dp.objective) - 0.1,
                        0.0, 0.0)
     assert _verdict(fake, dp, dp, problem) == "disagree"
@@ -64,9 +65,9 @@ def test_compile_time_is_reported_and_counted_in_every_solve(monkeypatch):
     # is called, as the real one does.
     import odtmip.dp.pairwise
     import odtmip.dp.solver
-    from odtmip.compare import COLUMNS, Cell, Variant, solve_cell
     from odtmip.dp._kernels import _interpreted
-    from odtmip.pipeline import solve_mip
+    from odtmip.solving.compare import COLUMNS, Cell, Variant, solve_cell
+    from odtmip.solving.pipeline import solve_mip
 
     compile_seconds = 0.3
 

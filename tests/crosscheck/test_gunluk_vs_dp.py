@@ -5,10 +5,11 @@ import pandas as pd
 import pytest
 
 from odtmip import Dataset, Status
-from odtmip.check import check
 from odtmip.dp import solve_dp
 from odtmip.models import gunluk
-from odtmip.models.gunluk import GunlukOptions, solve_gunluk
+from odtmip.models.gunluk import GunlukOptions
+from odtmip.solving.check import check
+from odtmip.solving.pipeline import solve_mip
 
 pytestmark = pytest.mark.highs
 SEEDS = range(6)
@@ -34,7 +35,7 @@ def categorical_data(seed, n=40):
 @pytest.mark.parametrize("depth", [1, 2])
 def test_binary_features_as_two_value_groups(seed, depth):
     data = binary_data(seed)
-    mip = solve_gunluk(data, max_depth=depth, warm_start="none")
+    mip = solve_mip("gunluk", data, max_depth=depth, warm_start="none")
     dp = solve_dp(data, max_depth=depth)
     assert mip.status is Status.OPTIMAL and dp.status is Status.OPTIMAL
     assert mip.objective == pytest.approx(dp.objective)
@@ -43,7 +44,7 @@ def test_binary_features_as_two_value_groups(seed, depth):
 @pytest.mark.parametrize("seed", SEEDS[:3])
 def test_depth3_binary(seed):
     data = binary_data(seed, n=30, p=4)
-    mip = solve_gunluk(data, max_depth=3)
+    mip = solve_mip("gunluk", data, max_depth=3)
     assert mip.objective == pytest.approx(solve_dp(data, max_depth=3).objective)
 
 
@@ -51,7 +52,7 @@ def test_depth3_binary(seed):
 @pytest.mark.parametrize("c", [2.0, 0.5])
 def test_class_weight_is_a_dp_sample_weight(seed, c):
     data = binary_data(seed)
-    mip = solve_gunluk(data, max_depth=2, class_weight=c)
+    mip = solve_mip("gunluk", data, max_depth=2, class_weight=c)
     weights = np.where(data.y == 0, c, 1.0) * data.weights
     assert mip.objective == pytest.approx(solve_dp(data.reweighted(weights), max_depth=2).objective)
 
@@ -100,14 +101,14 @@ def test_dp_warm_start_is_accepted_with_the_dp_objective(seed):
     opts = GunlukOptions(topology="depth2")
     derived, shallow, _, _ = gunluk.dp_equivalent(data, opts)
     dp = solve_dp(derived, max_depth=shallow)
-    r = solve_gunluk(data, options=opts, warm_start="dp")
+    r = solve_mip("gunluk", data, options=opts, warm_start="dp")
     assert r.stats["warm_start_accepted"] is True
     assert r.stats["warm_start_objective"] == pytest.approx(dp.objective)
     assert r.stats["warm_start_loss"] == pytest.approx(dp.objective)
 
 
 def test_tic_tac_toe_depth2_agrees():
-    from odtmip.datasets import load
+    from odtmip.core.datasets import load
 
     X, y = load("tic-tac-toe")
     report = check(Dataset(X, y), max_depth=2)
@@ -122,7 +123,7 @@ def test_unbalanced_topology_starts_from_the_deep_dp_tree_when_it_fits():
     data = Dataset(X, y)
     derived, shallow, deep, _ = gunluk.dp_equivalent(data, GunlukOptions(topology="depth2.5"))
     assert (shallow, deep) == (2, 3) and solve_dp(derived, max_depth=deep).objective == 0
-    r = solve_gunluk(data, topology="depth2.5")
+    r = solve_mip("gunluk", data, topology="depth2.5")
     assert r.stats["warm_start_loss"] == 0 and r.stats["warm_start_accepted"] is True
     assert r.status is Status.OPTIMAL and r.objective == 0
 
@@ -130,6 +131,6 @@ def test_unbalanced_topology_starts_from_the_deep_dp_tree_when_it_fits():
 @pytest.mark.parametrize("target", [{"min_specificity": 0.8}, {}])
 def test_feeding_dp_trees_during_the_search_keeps_the_optimum(target):
     data = categorical_data(1)
-    fed = solve_gunluk(data, max_depth=2, feed_dp=True, **target)
-    plain = solve_gunluk(data, max_depth=2, **target)
+    fed = solve_mip("gunluk", data, max_depth=2, feed_dp=True, **target)
+    plain = solve_mip("gunluk", data, max_depth=2, **target)
     assert fed.status is Status.OPTIMAL and fed.objective == pytest.approx(plain.objective)

@@ -14,7 +14,8 @@ from _data import mixed_data as shared_mixed_data
 from odtmip import Dataset, Status
 from odtmip.dp import solve_contree, solve_dp
 from odtmip.models import oct as O
-from odtmip.models.oct import OCTOptions, solve_oct
+from odtmip.models.oct import OCTOptions
+from odtmip.solving.pipeline import solve_mip
 
 pytestmark = pytest.mark.highs
 
@@ -35,7 +36,7 @@ def dp_value(data, depth, options):
 @pytest.mark.parametrize("seed", range(5))
 def test_min_misclassification_depth1(seed):
     data = mixed_data(seed, n=30)
-    r = solve_oct(data, max_depth=1, warm_start="none")
+    r = solve_mip("oct", data, max_depth=1, warm_start="none")
     assert r.status is Status.OPTIMAL
     assert r.objective == pytest.approx(dp_value(data, 1, OCTOptions()))
     assert r.objective * O.baseline_error(data) == pytest.approx(data.misclassifications(r.tree))
@@ -44,14 +45,14 @@ def test_min_misclassification_depth1(seed):
 @pytest.mark.parametrize("seed, warm_start", [(0, "none"), (1, "dp")])
 def test_min_misclassification_depth2(seed, warm_start):
     data = mixed_data(seed, n=16)
-    r = solve_oct(data, max_depth=2, warm_start=warm_start)
+    r = solve_mip("oct", data, max_depth=2, warm_start=warm_start)
     assert r.status is Status.OPTIMAL
     assert r.objective == pytest.approx(dp_value(data, 2, OCTOptions()))
 
 
 def test_three_classes():
     data = mixed_data(2, n=18, n_classes=3)
-    r = solve_oct(data, max_depth=2, warm_start="cart")
+    r = solve_mip("oct", data, max_depth=2, warm_start="cart")
     assert r.status is Status.OPTIMAL
     assert r.objective == pytest.approx(dp_value(data, 2, OCTOptions()))
 
@@ -60,7 +61,7 @@ def test_three_classes():
 def test_alpha_and_min_leaf_depth1(seed, alpha, min_leaf):
     data = mixed_data(seed, n=30)
     opts = OCTOptions(alpha=alpha, min_leaf=min_leaf)
-    r = solve_oct(data, max_depth=1, options=opts, warm_start="none")
+    r = solve_mip("oct", data, max_depth=1, options=opts, warm_start="none")
     assert r.status is Status.OPTIMAL
     assert r.objective == pytest.approx(dp_value(data, 1, opts))
 
@@ -68,7 +69,7 @@ def test_alpha_and_min_leaf_depth1(seed, alpha, min_leaf):
 def test_alpha_and_min_leaf_depth2():
     data = mixed_data(7, n=16)
     opts = OCTOptions(alpha=0.04, min_leaf=3)
-    r = solve_oct(data, max_depth=2, options=opts, warm_start="none")
+    r = solve_mip("oct", data, max_depth=2, options=opts, warm_start="none")
     assert r.status is Status.OPTIMAL
     assert r.objective == pytest.approx(dp_value(data, 2, opts))
 
@@ -77,7 +78,7 @@ def test_minmax_scaling_has_the_same_optimum():
     data = mixed_data(8, n=24)
     opts = OCTOptions(scaling="minmax", alpha=0.05)
     assert not O.prepare(data, opts).floored
-    r = solve_oct(data, max_depth=1, options=opts, warm_start="none")
+    r = solve_mip("oct", data, max_depth=1, options=opts, warm_start="none")
     assert r.objective == pytest.approx(dp_value(data, 1, opts))
 
 
@@ -88,7 +89,7 @@ def test_octh_is_no_worse_than_oct_on_wide_gaps(seed):
     X = pd.DataFrame({"u": rng.integers(0, 10, 20), "v": rng.integers(0, 10, 20)})
     y = ((X["u"] + 2 * X["v"] > 13) ^ (rng.random(20) < 0.1)).astype(int).to_numpy()
     data = Dataset(X, y)
-    oct_h = solve_oct(data, max_depth=1, hyperplanes=True, warm_start="none")
+    oct_h = solve_mip("oct-h", data, max_depth=1, warm_start="none")
     axis = dp_value(data, 1, OCTOptions())
     assert oct_h.status is Status.OPTIMAL
     assert oct_h.objective <= axis + 1e-9

@@ -6,8 +6,8 @@ import pytest
 from _data import mixed_data
 
 from odtmip import Status
-from odtmip.check import check, dp_problem
-from odtmip.pipeline import solve_mip
+from odtmip.solving.check import check, dp_problem
+from odtmip.solving.pipeline import solve_mip, solve_problem
 
 pytestmark = pytest.mark.highs
 
@@ -22,7 +22,7 @@ def test_mip_optimum_under_a_target_equals_the_dp(model, target, seed):
     data = mixed_data(seed, n=16, max_weight=None)
     depth = 2 if model != "binoct" or seed == 0 else 1
     problem = dp_problem(data, model, depth, **target)
-    dp = problem.solve(depth)
+    dp = solve_problem(problem, depth)
     mip = solve_mip(model, data, depth, warm_start="none", **target)
     assert dp.status is Status.OPTIMAL and mip.status is Status.OPTIMAL
     assert mip.objective == pytest.approx(problem.in_model_units(dp.objective))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from odtmip.data import Dataset
+from odtmip.core.data import Dataset
 
 WEIGHTS = ("none", "integer", "real")
 

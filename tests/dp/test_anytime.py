@@ -8,14 +8,14 @@ import pytest
 from _brute import all_trees
 from sklearn.tree import DecisionTreeClassifier
 
-from odtmip.data import Dataset
+from odtmip.core.data import Dataset
+from odtmip.core.results import Status
 from odtmip.dp import DPSolver, anytime, solve_contree, solve_dp
 from odtmip.dp._kernels._common import CNT_EQUIV
 from odtmip.dp.anytime import greedy_tree, terminal_solver
 from odtmip.dp.contree import ContreeOptions, ContreeSolver
 from odtmip.dp.pareto import ParetoSolver, solve_pareto
 from odtmip.dp.solver import DPOptions
-from odtmip.results import Status
 
 
 def _random_data(rng, n, p, K, weights):

@@ -3,12 +3,12 @@ and the cache."""
 
 import pytest
 
-from odtmip.data import Dataset
+from odtmip.core.data import Dataset
+from odtmip.core.exceptions import ResourceError
+from odtmip.core.results import Status
 from odtmip.dp import DPSolver, solve_dp
 from odtmip.dp._kernels import _cache as kc
 from odtmip.dp.solver import estimated_memory_gib
-from odtmip.exceptions import ResourceError
-from odtmip.results import Status
 
 
 def _wide(rng, n=64, p=1500, weights=None):

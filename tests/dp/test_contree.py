@@ -12,11 +12,11 @@ from _data import SEPARABLE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from odtmip.data import Dataset
+from odtmip.core.data import Dataset
+from odtmip.core.exceptions import OptionError
+from odtmip.core.results import Status
 from odtmip.dp import anytime, solve_dp
 from odtmip.dp.contree import ContreeOptions, ContreeSolver, ordered_features, solve_contree
-from odtmip.exceptions import OptionError
-from odtmip.results import Status
 
 SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 PENALTIES = st.sampled_from([0.0, 0.0, 1.0, 2.5])
@@ -221,8 +221,8 @@ def test_the_bound_of_a_stop_after_the_first_root_threshold():
 
 
 def test_memory_limit_refuses_arrays_and_stops_a_growing_cache(monkeypatch):
+    from odtmip.core.exceptions import ResourceError
     from odtmip.dp import contree
-    from odtmip.exceptions import ResourceError
 
     rng = np.random.default_rng(4)
     X = rng.random((200, 3)).round(2)
@@ -242,7 +242,7 @@ def test_memory_limit_refuses_arrays_and_stops_a_growing_cache(monkeypatch):
 
 
 def test_breast_cancer_depth_two_is_22():
-    from odtmip.datasets import load
+    from odtmip.core.datasets import load
 
     X, y = load("breast-cancer")
     res = solve_contree(Dataset(X, y), max_depth=2)  # the default (bucket) encoding does not matter
@@ -275,7 +275,7 @@ def test_solve_and_command_line(capsys):
 
     from odtmip import solve
     from odtmip.cli import main
-    from odtmip.datasets import load
+    from odtmip.core.datasets import load
 
     X, y = load("breast-cancer")
     res = solve(Dataset(X, y), "contree", max_depth=2, max_gap=0.01)
@@ -300,7 +300,7 @@ def test_relative_gap_bounds_the_optimum(data, depth, gap):
 
 def test_default_dp_searches_every_threshold_and_buckets_stay_a_choice():
     from odtmip import solve
-    from odtmip.datasets import load
+    from odtmip.core.datasets import load
 
     X, y = load("breast-cancer")
     exact = solve(Dataset(X, y), "dp", max_depth=2)  # numeric="auto": every threshold (ConTree)
@@ -317,8 +317,8 @@ def test_default_dp_searches_every_threshold_and_buckets_stay_a_choice():
 
 def test_midpoint_columns_refuse_a_matrix_too_large(monkeypatch):
     from odtmip import solve
+    from odtmip.core.exceptions import ResourceError
     from odtmip.dp import contree
-    from odtmip.exceptions import ResourceError
 
     monkeypatch.setattr(contree, "MAX_MIDPOINT_CELLS", 100)
     ds = Dataset(np.arange(40.0).reshape(20, 2), [0, 1] * 10)
@@ -340,7 +340,7 @@ ROUTES = {"auto": ("dp", {}, {}, lambda s: 0.0), "thresholds": ("dp", {"numeric"
 @pytest.mark.parametrize("x, y, depth", SEPARABLE.values(), ids=SEPARABLE)
 def test_thresholds_separate_adjacent_and_huge_values(x, y, depth, route):
     from odtmip import solve
-    from odtmip.tree import Tree
+    from odtmip.core.tree import Tree
 
     solver, encoding, options, optimum = ROUTES[route]
     ds = Dataset(pd.DataFrame({"x": x}), y, **encoding)

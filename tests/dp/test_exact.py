@@ -11,7 +11,7 @@ from _brute import brute_force
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from odtmip.data import Dataset
+from odtmip.core.data import Dataset
 from odtmip.dp import DPOptions, DPSolver, anytime, solve_dp
 from odtmip.dp.reference import solve_reference
 

@@ -10,11 +10,11 @@ from _brute import brute_force
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from odtmip.data import Dataset
+from odtmip.core.data import Dataset
+from odtmip.core.results import Status
 from odtmip.dp import DPOptions, DPSolver, solve_dp
+from odtmip.dp.common import EXACT_INTEGERS, tie_tolerance
 from odtmip.dp.reference import solve_reference
-from odtmip.dp.solver import EXACT_INTEGERS, tie_tolerance
-from odtmip.results import Status
 
 from .strategies import big_integer_data
 

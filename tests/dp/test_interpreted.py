@@ -16,15 +16,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.datasets import load_breast_cancer
 
-from odtmip.data import Dataset
+from odtmip.core.data import Dataset
+from odtmip.core.exceptions import OptionError
+from odtmip.core.results import SolveResult, Status
 from odtmip.dp import contree, pareto, solver
 from odtmip.dp._kernels import _common, _pareto
 from odtmip.dp._kernels import _interpreted as interp
 from odtmip.dp.contree import ContreeOptions, ContreeSolver
 from odtmip.dp.pareto import ParetoOptions, ParetoSolver, solve_pareto
-from odtmip.dp.solver import DPOptions, DPSolver, solve_dp
-from odtmip.exceptions import OptionError
-from odtmip.results import SolveResult, Status
+from odtmip.dp.solve import solve_dp
+from odtmip.dp.solver import DPOptions, DPSolver
 from tests.dp.strategies import tiny_data
 
 SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])

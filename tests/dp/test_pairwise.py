@@ -13,13 +13,13 @@ from _brute import brute_force
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from odtmip.data import Dataset
+from odtmip.core.data import Dataset
+from odtmip.core.exceptions import OptionError, ResourceError
+from odtmip.core.results import Status
 from odtmip.dp import DPOptions, DPSolver, solve_dp
 from odtmip.dp import pairwise as pw
 from odtmip.dp.anytime import greedy_tree
 from odtmip.dp.reference import solve_reference
-from odtmip.exceptions import OptionError, ResourceError
-from odtmip.results import Status
 
 from .strategies import integral, tiny_data
 
@@ -89,7 +89,7 @@ def test_wider_data_matches_the_compiled_search(rng, depth, weights):
 
 
 def test_three_classes_and_the_bundled_tic_tac_toe_match_the_compiled_search():
-    from odtmip.datasets import load
+    from odtmip.core.datasets import load
 
     X, y = load("tic-tac-toe")
     ds = Dataset(X, y)

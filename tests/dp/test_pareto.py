@@ -10,12 +10,12 @@ from _brute import brute_front
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from odtmip.data import Dataset
+from odtmip.core.data import Dataset
+from odtmip.core.exceptions import DataError, OptionError
+from odtmip.core.results import Status
 from odtmip.dp import DPSolver
 from odtmip.dp._kernels import _pareto as kp
 from odtmip.dp.pareto import ParetoOptions, ParetoSolver
-from odtmip.exceptions import DataError, OptionError
-from odtmip.results import Status
 
 from .strategies import integral, tiny_data
 

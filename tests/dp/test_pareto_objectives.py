@@ -10,11 +10,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import odtmip
-from odtmip.data import Dataset
+from odtmip.core.data import Dataset
+from odtmip.core.exceptions import DataError, OptionError
+from odtmip.core.metrics import Confusion, count_target
+from odtmip.core.results import Status
 from odtmip.dp.pareto import METRICS, objective_of
-from odtmip.exceptions import DataError, OptionError
-from odtmip.metrics import Confusion, count_target
-from odtmip.results import Status
 
 from .strategies import integral, tiny_data
 

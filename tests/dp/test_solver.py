@@ -5,14 +5,14 @@ import math
 import numpy as np
 import pytest
 
-from odtmip.data import Dataset
+from odtmip.core.data import Dataset
+from odtmip.core.exceptions import OptionError
+from odtmip.core.results import Status
 from odtmip.dp import DPOptions, DPSolver, solve_dp
 from odtmip.dp._kernels import _cache as kc
 from odtmip.dp._kernels import _common as kcommon
 from odtmip.dp._kernels._depth2 import _frequency, new_scratch
-from odtmip.dp.solver import encode_columns, pack_columns
-from odtmip.exceptions import OptionError
-from odtmip.results import Status
+from odtmip.dp.common import encode_columns, pack_columns
 
 
 @pytest.fixture

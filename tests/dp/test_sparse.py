@@ -9,13 +9,13 @@ from _brute import brute_force, brute_force_sparse
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from odtmip.data import Dataset
+from odtmip.core.data import Dataset
+from odtmip.core.exceptions import OptionError
+from odtmip.core.results import Status
 from odtmip.dp import DPOptions, DPSolver, solve_dp
 from odtmip.dp._kernels import _common as kcommon
+from odtmip.dp.common import equivalent_minority
 from odtmip.dp.reference import solve_reference
-from odtmip.dp.solver import equivalent_minority
-from odtmip.exceptions import OptionError
-from odtmip.results import Status
 
 from .strategies import integral, tiny_data
 

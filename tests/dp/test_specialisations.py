@@ -16,16 +16,16 @@ import numpy as np
 import pytest
 
 import odtmip.dp._kernels as kernels
-from odtmip.data import Dataset
+from odtmip.core.data import Dataset
+from odtmip.core.results import Status
 from odtmip.dp import DPOptions, solve_contree, solve_dp
-from odtmip.results import Status
 
 # In a fresh process: each engine's warm-up, then that engine's solves over its options, limits, weights and stops;
 # the kernels each warm-up compiled, those its solves compiled after it, and every kernel's signatures.
 _PROBE = """
 import json, numba
 import numpy as np
-from odtmip.data import Dataset
+from odtmip.core.data import Dataset
 from odtmip.dp import ContreeOptions, DPOptions, ParetoOptions, solve_contree, solve_dp
 import odtmip.dp.contree as C, odtmip.dp.pareto as P, odtmip.dp.solver as S
 from odtmip.dp._kernels import _cache, _common, _contree, _depth2, _pareto, _search

@@ -12,19 +12,19 @@ import pytest
 from _data import SEPARABLE
 
 from odtmip import Dataset, Status
-from odtmip.exceptions import DataError, OptionError
+from odtmip.core.exceptions import DataError, OptionError
+from odtmip.core.tree import Split, branch, leaf
 from odtmip.models import _highs, binoct
 from odtmip.models.binoct import (
     BinOCTOptions,
     decode_index,
     encode_index,
-    solve_binoct,
     split_conditions,
     threshold_trie,
     trie_arrays,
     trie_depth,
 )
-from odtmip.tree import Split, branch, leaf
+from odtmip.solving.pipeline import solve_mip
 
 pytestmark = pytest.mark.highs
 
@@ -97,7 +97,7 @@ def test_thresholds_separate_adjacent_and_huge_values(x, y, depth):
     data = Dataset(pd.DataFrame({"x": x}), y)
     (feature,) = binoct.candidate_features(data, BinOCTOptions())
     assert all(math.isfinite(t) for t in feature.thresholds)
-    r = solve_binoct(data, depth, warm_start="none")
+    r = solve_mip("binoct", data, depth, warm_start="none")
     assert r.status is Status.OPTIMAL and r.objective == 0.0 and data.misclassifications(r.tree) == 0
 
 
@@ -123,8 +123,8 @@ def solve_built(m, start=None):
 
 def test_boundary_counterexample():
     data = Dataset(BOUNDARY_X, BOUNDARY_Y)
-    full = solve_binoct(data, max_depth=2, warm_start="none")
-    boundary = solve_binoct(data, max_depth=2, thresholds="boundary", warm_start="none")
+    full = solve_mip("binoct", data, max_depth=2, warm_start="none")
+    boundary = solve_mip("binoct", data, max_depth=2, thresholds="boundary", warm_start="none")
     assert full.status is Status.OPTIMAL and boundary.status is Status.OPTIMAL
     assert full.objective == 0
     assert boundary.objective == pytest.approx(1 / 7)
@@ -201,14 +201,14 @@ def test_warm_start_values_reject_a_tree_too_deep(rng):
     m = binoct.build_model(data, 2, BinOCTOptions())
     assert binoct.warm_start_values(m, data, deep) is None
     with pytest.raises(OptionError):
-        solve_binoct(data, 2, warm_start=deep)
+        solve_mip("binoct", data, 2, warm_start=deep)
 
 
 def test_user_tree_start_with_a_non_candidate_split_that_induces_a_candidate_partition(rng):
     data = mixed_data(rng)
     # a > 2.7 splits the rows exactly like the candidate a > 2.5; the start must still be accepted
     tree = data.new_tree(branch(Split("threshold", (0,), threshold=2.7), leaf(0), leaf(1)))
-    r = solve_binoct(data, 2, warm_start=tree)
+    r = solve_mip("binoct", data, 2, warm_start=tree)
     assert r.stats["warm_start_accepted"] is True
     assert r.stats["warm_start_objective"] == pytest.approx(binoct.loss(data, tree, BinOCTOptions()))
 
@@ -217,8 +217,8 @@ def test_user_tree_start_with_a_non_candidate_split_that_induces_a_candidate_par
                                     {"root_pass_through": True}])
 def test_options_do_not_change_the_optimum(rng, option):
     data = mixed_data(rng)
-    base = solve_binoct(data, 2)
-    other = solve_binoct(data, 2, **option)
+    base = solve_mip("binoct", data, 2)
+    other = solve_mip("binoct", data, 2, **option)
     assert other.status is Status.OPTIMAL
     assert other.objective == pytest.approx(base.objective)
 
@@ -234,11 +234,11 @@ def test_time_limit_never_raises(rng):
     X = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n), "c": rng.normal(size=n)})
     y = rng.integers(0, 2, n)
     data = Dataset(X, y)
-    r = solve_binoct(data, 3, time_limit=0.05, warm_start="none")
+    r = solve_mip("binoct", data, 3, time_limit=0.05, warm_start="none")
     assert r.status in (Status.TIME_LIMIT, Status.OPTIMAL)
     if r.tree is not None:
         assert r.objective >= r.bound - 1e-9
-    started = solve_binoct(data, 3, time_limit=0.05)  # with the DP start, a tree is always returned
+    started = solve_mip("binoct", data, 3, time_limit=0.05)  # with the DP start, a tree is always returned
     assert started.status in (Status.TIME_LIMIT, Status.OPTIMAL)
     assert started.objective <= started.stats["warm_start_loss"] + 1e-9
 
@@ -252,11 +252,11 @@ def test_invalid_options_and_data():
     with pytest.raises(OptionError):
         BinOCTOptions(bits="many")
     with pytest.raises(OptionError):
-        solve_binoct(data, 2, lambda_=0.1)
+        solve_mip("binoct", data, 2, lambda_=0.1)
     with pytest.raises(OptionError):
         binoct.build_model(data, 0, BinOCTOptions())
     with pytest.raises(OptionError):
-        solve_binoct(data, 2, warm_start="cart")
+        solve_mip("binoct", data, 2, warm_start="cart")
     constant = Dataset(pd.DataFrame({"k": [1.0, 1.0, 1.0], "c": pd.Categorical(["a", "a", "a"])}), [0, 1, 0])
     with pytest.raises(DataError):
         binoct.build_model(constant, 1, BinOCTOptions())

@@ -11,11 +11,13 @@ import pytest
 
 import odtmip
 from odtmip import Dataset, Status
-from odtmip.datasets import load
-from odtmip.exceptions import DataError, OptionError
+from odtmip.core.datasets import load
+from odtmip.core.exceptions import DataError, OptionError
+from odtmip.core.tree import Tree, branch, leaf
 from odtmip.models import _highs, gunluk
-from odtmip.models.gunluk import GunlukOptions, exact_target, solve_gunluk
-from odtmip.tree import Tree, branch, leaf
+from odtmip.models.gunluk import GunlukOptions, exact_target
+from odtmip.solving.pipeline import solve_mip
+from odtmip.solving.select import select_topology
 
 pytestmark = pytest.mark.highs
 
@@ -113,7 +115,7 @@ def test_every_option_keeps_the_optimum(seed):
     for strengthen, anchors, delete, relax in itertools.product((True, False), repeat=4):
         opts = GunlukOptions(topology="depth2", strengthen=strengthen, anchors=anchors, delete_variables=delete,
                              relax=relax)
-        r = solve_gunluk(data, options=opts, warm_start="none")
+        r = solve_mip("gunluk", data, options=opts, warm_start="none")
         assert r.status is Status.OPTIMAL and r.objective == pytest.approx(r.bound)
         values.add(round(r.objective, 6))
     assert len(values) == 1
@@ -129,7 +131,7 @@ def test_minimum_errors_equal_brute_force(rng, depth):
     def correct(masks, labels):
         return sum(w[m & (pos if lab else ~pos)].sum() for m, lab in zip(masks, labels, strict=True))
 
-    r = solve_gunluk(data, max_depth=depth, warm_start="none")
+    r = solve_mip("gunluk", data, max_depth=depth, warm_start="none")
     assert r.status is Status.OPTIMAL
     assert r.objective == pytest.approx(w.sum() - brute_force(data, depth, correct))
 
@@ -146,7 +148,7 @@ def test_specificity_target_matches_brute_force(rng, tau):
         tp = sum(int((m & pos).sum()) for m, lab in zip(masks, labels, strict=True) if lab == 1)
         return tp if tn >= target else -np.inf
 
-    r = solve_gunluk(data, max_depth=2, min_specificity=tau)
+    r = solve_mip("gunluk", data, max_depth=2, min_specificity=tau)
     assert r.status is Status.OPTIMAL
     predicted = r.tree.predict_index(data.X) == 1
     assert int((~pos & ~predicted).sum()) >= target  # recomputed TN meets the corrected (15)
@@ -161,7 +163,7 @@ def test_sensitivity_target_mirror(rng):
     pos = data.y == 1
     losses = []
     for tau in (0.5, 0.8, 1.0):
-        r = solve_gunluk(data, max_depth=2, min_sensitivity=tau)
+        r = solve_mip("gunluk", data, max_depth=2, min_sensitivity=tau)
         predicted = r.tree.predict_index(data.X) == 1
         assert int((pos & predicted).sum()) >= exact_target(tau, int(pos.sum()))
         losses.append(r.objective)  # missed negatives
@@ -179,8 +181,8 @@ def test_max_card_is_monotone_and_large_values_change_nothing(rng):
     X, y = categorical_data(rng, n=30, levels=(5, 2))
     y = np.where(X["g0"].isin(["1", "3"]), 1, 0) ^ (rng.random(30) < 0.1)
     data = Dataset(X, y)
-    free = solve_gunluk(data, max_depth=2).objective
-    by_card = [solve_gunluk(data, max_depth=2, max_card=q).objective for q in (1, 2, 3)]
+    free = solve_mip("gunluk", data, max_depth=2).objective
+    by_card = [solve_mip("gunluk", data, max_depth=2, max_card=q).objective for q in (1, 2, 3)]
     assert by_card[0] >= by_card[1] >= by_card[2]
     assert by_card[1] == free  # max.card >= floor(|J(g)|/2) allows every split up to complement
 
@@ -188,7 +190,7 @@ def test_max_card_is_monotone_and_large_values_change_nothing(rng):
 def test_topology_minors_are_monotone(rng):
     X, y = categorical_data(rng, n=22, levels=(3, 3, 2))
     data = Dataset(X, y)
-    loss = {t: solve_gunluk(data, topology=t).objective for t in ("depth2", "depth2.5", "depth3", "imbalanced")}
+    loss = {t: solve_mip("gunluk", data, topology=t).objective for t in ("depth2", "depth2.5", "depth3", "imbalanced")}
     assert loss["depth2"] >= loss["depth2.5"] >= loss["depth3"]
     assert loss["depth2.5"] >= loss["imbalanced"]
 
@@ -197,10 +199,10 @@ def test_ordinal_groups_give_threshold_splits(rng):
     x = rng.permutation(100).astype(float)  # decile cut points 9, 19, ..., 89
     y = ((x > 29) & (x <= 69)).astype(int)
     data = Dataset(pd.DataFrame({"age": x}), y, n_buckets=10)
-    r = solve_gunluk(data, max_depth=2, warm_start="none")
+    r = solve_mip("gunluk", data, max_depth=2, warm_start="none")
     assert r.objective == 0  # two cuts on the decile buckets separate the band
     assert {n.split.kind for n in r.tree.nodes if not n.is_leaf} == {"threshold"}
-    as_categories = solve_gunluk(data, max_depth=1, ordinal=False, warm_start="none")
+    as_categories = solve_mip("gunluk", data, max_depth=1, ordinal=False, warm_start="none")
     assert as_categories.objective == 0  # a subset of buckets needs no ordering
 
 
@@ -211,7 +213,7 @@ def test_hand_made_warm_start_is_accepted(rng):
     g1 = data.groups[1].members[1]  # g1 = "1"
     tree = Tree(branch(data.split_of(g0), branch(data.split_of(g1), leaf(0), leaf(1)),
                        branch(data.split_of(g1), leaf(1), leaf(0))), data.feature_names, data.classes_)
-    r = solve_gunluk(data, max_depth=2, warm_start=tree)
+    r = solve_mip("gunluk", data, max_depth=2, warm_start=tree)
     assert r.stats["warm_start_accepted"] is True
     assert r.stats["warm_start_objective"] == pytest.approx(data.misclassifications(tree))
     assert r.objective <= data.misclassifications(tree)
@@ -226,7 +228,7 @@ def test_trees_with_shallow_leaves_are_accepted_as_starts(rng, topology):
     stump = branch(data.split_of(data.groups[0].members[0]), leaf(0), leaf(1))
     for spec in (leaf(1), stump):
         tree = Tree(spec, data.feature_names, data.classes_)
-        r = solve_gunluk(data, topology=topology, warm_start=tree)
+        r = solve_mip("gunluk", data, topology=topology, warm_start=tree)
         assert r.stats["warm_start_accepted"] is True
         assert r.stats["warm_start_objective"] == pytest.approx(data.misclassifications(tree))
 
@@ -236,7 +238,7 @@ def test_the_single_leaf_optimum_of_monk2_is_accepted_as_the_start():
     data = Dataset(*load("monk2"))
     dp = odtmip.solve(data, "dp", max_depth=2)
     assert dp.tree.n_leaves == 1 and dp.objective == 142
-    r = solve_gunluk(data, max_depth=2, highs=_highs.HighsOptions(extra={"mip_max_nodes": 0}))  # stops at once
+    r = solve_mip("gunluk", data, max_depth=2, highs=_highs.HighsOptions(extra={"mip_max_nodes": 0}))  # stops at once
     assert r.stats["warm_start_accepted"] is True and r.stats["warm_start_objective"] == 142
     assert r.objective == dp.objective and r.tree.n_leaves == 1
 
@@ -245,7 +247,7 @@ def test_time_limit_returns_the_incumbent_with_status():
     rng = np.random.default_rng(5)
     X = pd.DataFrame({f"g{g}": pd.Categorical(rng.integers(0, 4, 400).astype(str)) for g in range(8)})
     y = rng.integers(0, 2, 400)
-    r = solve_gunluk(Dataset(X, y), topology="depth3", time_limit=1.0, warm_start="none")
+    r = solve_mip("gunluk", Dataset(X, y), topology="depth3", time_limit=1.0, warm_start="none")
     assert r.status in (Status.TIME_LIMIT, Status.NO_SOLUTION)
     if r.tree is not None:
         assert r.bound <= r.objective and r.gap > 0
@@ -254,7 +256,7 @@ def test_time_limit_returns_the_incumbent_with_status():
 def test_bad_input_and_options(rng):
     X, y = categorical_data(rng)
     with pytest.raises(DataError, match="two classes"):
-        solve_gunluk(Dataset(X, np.arange(len(y)) % 3), max_depth=2)
+        solve_mip("gunluk", Dataset(X, np.arange(len(y)) % 3), max_depth=2)
     for kwargs, message in [({"max_card": 0}, "max_card"), ({"class_weight": -1.0}, "class_weight"),
                             ({"min_specificity": 1.5}, r"\[0, 1\]"),
                             ({"min_specificity": 0.5, "min_sensitivity": 0.5}, "not both"),
@@ -263,17 +265,17 @@ def test_bad_input_and_options(rng):
         with pytest.raises(OptionError, match=message):
             GunlukOptions(**kwargs)
     with pytest.raises(OptionError, match="warm_start"):
-        solve_gunluk(Dataset(X, y), max_depth=2, warm_start="cart")
+        solve_mip("gunluk", Dataset(X, y), max_depth=2, warm_start="cart")
 
 
 def test_select_topology_by_cross_validation(rng):
     X, y = categorical_data(rng, n=40, levels=(3, 3, 2))
     data = Dataset(X, y)
-    best, scores = gunluk.select_topology(data, candidates=("depth2", "depth2.5"), folds=3, time_limit=20)
+    best, scores = select_topology(data, candidates=("depth2", "depth2.5"), folds=3, time_limit=20)
     assert best in ("depth2", "depth2.5") and set(scores) == {"depth2", "depth2.5"}
     assert all(len(v) == 3 and all(0 <= a <= 1 for a in v) for v in scores.values())
     assert np.mean(scores[best]) == max(np.mean(v) for v in scores.values())
-    again = gunluk.select_topology(data, candidates=("depth2", "depth2.5"), folds=3, time_limit=20)
+    again = select_topology(data, candidates=("depth2", "depth2.5"), folds=3, time_limit=20)
     assert again == (best, scores)  # seeded folds: deterministic
 
 
@@ -283,17 +285,17 @@ def test_feature_selection_keeps_cart_groups(rng):
     data = Dataset(X, y)
     kept = gunluk.cart_selected_groups(data)
     assert kept and kept <= set(range(len(data.groups)))
-    r = solve_gunluk(data, max_depth=2, feature_selection=True)
+    r = solve_mip("gunluk", data, max_depth=2, feature_selection=True)
     used = {n.split.column for n in r.tree.nodes if not n.is_leaf}
     assert used <= {data.groups[g].column for g in kept}
-    assert r.objective >= solve_gunluk(data, max_depth=2).objective  # fewer groups never help on training data
+    assert r.objective >= solve_mip("gunluk", data, max_depth=2).objective  # fewer groups never help on training data
 
 
 def test_decode_is_exact_at_relaxed_leaf_adjacent_nodes(rng):
     # a heuristic incumbent need not be a vertex: fractional z, v at the Proposition 3 nodes must not hurt
     X, y = categorical_data(rng, n=30, levels=(3, 3, 2))
     data = Dataset(X, y)
-    r = solve_gunluk(data, max_depth=2, warm_start="none")
+    r = solve_mip("gunluk", data, max_depth=2, warm_start="none")
     m = gunluk.build_model(data, GunlukOptions(topology="depth2"))
     assert gunluk.relaxation_applies(m.options, m.gdata)
     _highs.solve(m)

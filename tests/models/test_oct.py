@@ -11,12 +11,14 @@ import pytest
 from _data import SEPARABLE
 from _data import mixed_data as shared_mixed_data
 
+import odtmip
 from odtmip import Dataset, Status
-from odtmip.exceptions import DataError, OptionError
+from odtmip.core.exceptions import DataError, OptionError
+from odtmip.core.tree import Split, branch, leaf
 from odtmip.models import _highs
 from odtmip.models import oct as O
-from odtmip.models.oct import OCTOptions, solve_oct
-from odtmip.tree import Split, branch, leaf
+from odtmip.models.oct import OCTOptions
+from odtmip.solving.pipeline import solve_mip
 
 pytestmark = pytest.mark.highs
 
@@ -39,7 +41,7 @@ HOLE = Dataset(np.array([[0], [0], [1]]), [0, 1, 0])  # duplicated x with confli
 # --------------------------------------------------------------------------------------- the d = 0 hole
 @pytest.mark.parametrize("depth", [1, 2])
 def test_hole_detector_fixed_model_makes_one_error(depth):
-    r = solve_oct(HOLE, max_depth=depth, warm_start="none")
+    r = solve_mip("oct", HOLE, max_depth=depth, warm_start="none")
     assert r.status is Status.OPTIMAL
     assert r.objective == pytest.approx(1.0)  # every tree errs on one of the two x = 0 rows; L_hat = 1
 
@@ -66,7 +68,7 @@ def test_fix_rows_are_one_per_leaf_and_left_ancestor():
 # --------------------------------------------------------------------------------------- properties
 @pytest.mark.parametrize("alpha", [1.0, 2.5])
 def test_alpha_at_least_one_gives_objective_one(alpha):
-    r = solve_oct(mixed_data(1), max_depth=2, alpha=alpha, warm_start="dp")
+    r = solve_mip("oct", mixed_data(1), max_depth=2, alpha=alpha, warm_start="dp")
     assert r.status is Status.OPTIMAL
     assert r.objective == pytest.approx(1.0)
     if alpha > 1:
@@ -77,7 +79,7 @@ def test_objective_is_monotone_in_alpha():
     data = mixed_data(2, n=24)
     values, splits = [], []
     for alpha in (0.0, 0.05, 0.15, 0.4, 1.0):
-        r = solve_oct(data, max_depth=1, alpha=alpha, warm_start="none")
+        r = solve_mip("oct", data, max_depth=1, alpha=alpha, warm_start="none")
         assert r.status is Status.OPTIMAL
         values.append(r.objective)
         splits.append(r.tree.n_branch_nodes)
@@ -90,7 +92,7 @@ def test_objective_is_monotone_in_min_leaf():
     data = mixed_data(3, n=24)
     values = []
     for n_min in (1, 3, 6, 10):
-        r = solve_oct(data, max_depth=1, min_leaf=n_min, warm_start="none")
+        r = solve_mip("oct", data, max_depth=1, min_leaf=n_min, warm_start="none")
         assert r.status is Status.OPTIMAL
         values.append(r.objective)
         leaf_rows = np.bincount(r.tree.apply(data.X))
@@ -100,7 +102,7 @@ def test_objective_is_monotone_in_min_leaf():
 
 def test_objective_is_monotone_in_depth():
     data = mixed_data(4, n=16)
-    values = [solve_oct(data, max_depth=depth, alpha=0.02, warm_start="dp").objective for depth in (0, 1, 2)]
+    values = [solve_mip("oct", data, max_depth=depth, alpha=0.02, warm_start="dp").objective for depth in (0, 1, 2)]
     assert values[0] == pytest.approx(1.0)
     assert values == sorted(values, reverse=True)
 
@@ -122,7 +124,7 @@ def test_rerouting_reproduces_the_model_assignment(options):
 
 def test_decoded_threshold_is_a_midpoint_on_the_original_scale():
     data = Dataset(pd.DataFrame({"age": [20, 30, 41, 55, 70, 90]}), [0, 0, 0, 1, 1, 1])
-    r = solve_oct(data, max_depth=1, warm_start="none")
+    r = solve_mip("oct", data, max_depth=1, warm_start="none")
     assert r.objective == 0.0
     split = r.tree.nodes[0].split
     assert split.kind == "threshold" and split.threshold == pytest.approx(48.0)
@@ -132,7 +134,7 @@ def test_decoded_threshold_is_a_midpoint_on_the_original_scale():
 @pytest.mark.parametrize("x, y, depth", SEPARABLE.values(), ids=SEPARABLE)
 def test_decoded_thresholds_separate_adjacent_and_huge_values(x, y, depth, warm_start):
     data = Dataset(pd.DataFrame({"x": x}), y)  # ranks: every gap is a model's gap, however narrow
-    r = solve_oct(data, max_depth=depth, warm_start=warm_start)
+    r = solve_mip("oct", data, max_depth=depth, warm_start=warm_start)
     assert r.status is Status.OPTIMAL and r.objective == 0.0 and data.misclassifications(r.tree) == 0
     assert all(math.isfinite(node.split.threshold) for node in r.tree.nodes if not node.is_leaf)
     assert data.misclassifications(O.cart_tree(data, depth, OCTOptions())) == 0
@@ -143,7 +145,7 @@ def test_decoded_thresholds_separate_adjacent_and_huge_values(x, y, depth, warm_
 def test_categorical_split_decodes_to_a_subset():
     X = pd.DataFrame({"colour": ["red", "blue", "green", "red", "blue", "green"]})
     data = Dataset(X, [1, 0, 0, 1, 0, 0])
-    r = solve_oct(data, max_depth=1, warm_start="none")
+    r = solve_mip("oct", data, max_depth=1, warm_start="none")
     assert r.objective == 0.0
     assert r.tree.nodes[0].split == Split("subset", (0,), categories=("red",))
 
@@ -153,20 +155,20 @@ def test_hyperplane_decodes_on_the_original_scale():
     X = pd.DataFrame({"u": [0, 2, 4, 6, 8, 1, 3, 5, 7, 9, 5, 6], "v": [2, 4, 5, 3, 1, 9, 8, 6, 4, 3, 4, 3]})
     y = (X["u"] + X["v"] >= 10).astype(int).to_numpy()
     data = Dataset(X * 10 + 100, y)  # an affine change of units must not matter
-    r = solve_oct(data, max_depth=1, hyperplanes=True, warm_start="none")
+    r = solve_mip("oct-h", data, max_depth=1, warm_start="none")
     assert r.status is Status.OPTIMAL and r.objective == 0.0
     split = r.tree.nodes[0].split
     assert split.kind == "hyperplane" and set(split.columns) == {0, 1}
     assert max(abs(w) for w in split.weights) == pytest.approx(1.0)
-    assert solve_oct(data, max_depth=1, warm_start="none").objective > 0
-    assert O.solve_oct_h(data, max_depth=1, warm_start="none").solver == "oct-h"
+    assert solve_mip("oct", data, max_depth=1, warm_start="none").objective > 0
+    assert odtmip.solve(data, "oct-h", max_depth=1, warm_start="none").solver == "oct-h"
 
 
 @pytest.mark.parametrize("x, y, depth", [v for k, v in SEPARABLE.items() if k != "widest"],
                          ids=[k for k in SEPARABLE if k != "widest"])  # widest: its min-max span overflows
 def test_decoded_hyperplanes_separate_adjacent_and_huge_values(x, y, depth):
     data = Dataset(pd.DataFrame({"x": x}), y)
-    r = solve_oct(data, max_depth=depth, hyperplanes=True, warm_start="none")
+    r = solve_mip("oct-h", data, max_depth=depth, warm_start="none")
     assert r.status is Status.OPTIMAL and r.objective == 0.0 and data.misclassifications(r.tree) == 0
     assert all(math.isfinite(node.split.threshold) for node in r.tree.nodes if not node.is_leaf)
 
@@ -174,7 +176,7 @@ def test_decoded_hyperplanes_separate_adjacent_and_huge_values(x, y, depth):
 def test_octh_features_penalty_counts_columns():
     data = grid_data(6)
     opts = OCTOptions(hyperplanes=True, alpha=0.05)
-    r = solve_oct(data, max_depth=1, options=opts, warm_start="none")
+    r = solve_mip("oct", data, max_depth=1, options=opts, warm_start="none")
     assert r.objective == pytest.approx(O.loss(data, r.tree, opts))
     used = sum(len(n.split.columns) for n in r.tree.nodes if not n.is_leaf)
     assert r.objective == pytest.approx(data.misclassifications(r.tree) / O.baseline_error(data) + 0.05 * used)
@@ -197,7 +199,7 @@ def test_epsilon_floor_is_reported():
 
 def test_pure_weighted_data_gives_the_single_leaf():
     data = Dataset(np.array([[0], [1], [2], [3]]), [0, 1, 0, 1], sample_weight=[1, 0, 2, 0])
-    r = solve_oct(data, max_depth=2)
+    r = solve_mip("oct", data, max_depth=2)
     assert r.status is Status.OPTIMAL and r.objective == 0.0 and r.tree.n_branch_nodes == 0
     assert r.tree.nodes[0].label == 0
 
@@ -216,7 +218,7 @@ def test_dp_warm_start_is_accepted_with_the_dp_objective():
     opts = OCTOptions(alpha=0.03, min_leaf=2)
     derived, penalty, min_leaf = O.dp_equivalent(data, opts)
     dp = solve_dp(derived, max_depth=2, penalty=penalty, min_leaf=min_leaf)
-    r = solve_oct(data, max_depth=2, options=opts, warm_start="dp")
+    r = solve_mip("oct", data, max_depth=2, options=opts, warm_start="dp")
     assert r.stats["warm_start_accepted"] is True
     assert r.stats["warm_start_objective"] == pytest.approx(dp.objective / O.baseline_error(data))
     assert r.stats["warm_start_loss"] == pytest.approx(dp.objective / O.baseline_error(data))
@@ -225,7 +227,7 @@ def test_dp_warm_start_is_accepted_with_the_dp_objective():
 @pytest.mark.parametrize("hyperplanes", [False, True])
 def test_cart_warm_start_is_accepted(hyperplanes):
     data = grid_data(8) if hyperplanes else mixed_data(8)
-    r = solve_oct(data, max_depth=2, warm_start="cart", hyperplanes=hyperplanes, alpha=0.05, time_limit=20)
+    r = solve_mip("oct", data, max_depth=2, warm_start="cart", hyperplanes=hyperplanes, alpha=0.05, time_limit=20)
     assert r.stats["warm_start_accepted"] is True
     assert r.stats["warm_start_objective"] == pytest.approx(r.stats["warm_start_loss"])
     assert r.objective <= r.stats["warm_start_loss"] + 1e-9
@@ -236,7 +238,7 @@ def test_hand_made_warm_start_with_swapped_subset_is_accepted():
     # "c not in {1}" (a 2-level subset) right: the model's feature c=1 with the children swapped
     split = Split("subset", (2,), categories=("0", "2"))
     tree = data.new_tree(branch(split, leaf(1), leaf(0)))
-    r = solve_oct(data, max_depth=1, warm_start=tree)
+    r = solve_mip("oct", data, max_depth=1, warm_start=tree)
     assert r.stats["warm_start_accepted"] is True
     assert r.stats["warm_start_objective"] == pytest.approx(O.loss(data, tree, OCTOptions()))
 
@@ -248,13 +250,13 @@ def test_too_deep_warm_start_tree_is_an_error():
     m = O.build_model(data, 1, OCTOptions())
     assert O.warm_start_values(m, data, tree) is None
     with pytest.raises(OptionError, match="warm-start tree"):
-        solve_oct(data, max_depth=1, warm_start=tree)
+        solve_mip("oct", data, max_depth=1, warm_start=tree)
 
 
 @pytest.mark.parametrize("warm_start", ["none", "dp"])
 def test_time_limit_never_raises(warm_start):
     data = mixed_data(11, n=40, n_classes=3)
-    r = solve_oct(data, max_depth=3, time_limit=0.2, warm_start=warm_start)
+    r = solve_mip("oct", data, max_depth=3, time_limit=0.2, warm_start=warm_start)
     assert r.status in (Status.TIME_LIMIT, Status.NO_SOLUTION, Status.OPTIMAL)
     assert (r.tree is None) == (r.objective is None)
     if r.status is not Status.OPTIMAL:
@@ -276,23 +278,23 @@ def test_time_limit_never_raises(warm_start):
 ])
 def test_bad_options_are_clear_errors(values, match):
     with pytest.raises(OptionError, match=match):
-        solve_oct(HOLE, max_depth=1, **values)
+        solve_mip("oct", HOLE, max_depth=1, **values)
 
 
 @pytest.mark.parametrize("depth", [-1, 1.5, 13, None])
 def test_bad_depth(depth):
     with pytest.raises(OptionError, match="max_depth"):
-        solve_oct(HOLE, max_depth=depth)
+        solve_mip("oct", HOLE, max_depth=depth)
 
 
 def test_bad_warm_start():
     with pytest.raises(OptionError, match="warm_start"):
-        solve_oct(HOLE, max_depth=1, warm_start="greedy")
+        solve_mip("oct", HOLE, max_depth=1, warm_start="greedy")
 
 
 def test_octh_rejects_categorical_columns():
     with pytest.raises(DataError, match="OCT-H needs numeric"):
-        solve_oct(mixed_data(0), max_depth=1, hyperplanes=True)
+        solve_mip("oct-h", mixed_data(0), max_depth=1)
 
 
 def test_single_class_is_rejected_by_the_dataset():

@@ -1,4 +1,4 @@
-"""The one solve pipeline (odtmip.pipeline): registry, warm starts, the DP solved once, the time budget."""
+"""The one solve pipeline (odtmip.solving.pipeline): registry, warm starts, the DP solved once, the time budget."""
 
 import math
 import time
@@ -10,15 +10,15 @@ import pytest
 
 import odtmip
 from odtmip import Dataset, Status
-from odtmip.check import check
-from odtmip.datasets import load
-from odtmip.exceptions import OdtmipError, OptionError, ResourceError
+from odtmip.core.datasets import load
+from odtmip.core.exceptions import OdtmipError, OptionError, ResourceError
+from odtmip.core.options import MEMORY_LIMIT, OPTIONS
+from odtmip.core.tree import Split, branch, leaf
 from odtmip.models import FORMULATIONS, gunluk
 from odtmip.models._highs import HighsOptions
-from odtmip.models.formulation import MEMORY_LIMIT, DPProblem, estimated_memory_gib
-from odtmip.options import OPTIONS
-from odtmip.pipeline import WARM_START_SHARE, Budget, dp_lower_bound, solve_mip
-from odtmip.tree import Split, branch, leaf
+from odtmip.models.formulation import DPProblem, estimated_memory_gib
+from odtmip.solving.check import check
+from odtmip.solving.pipeline import WARM_START_SHARE, Budget, dp_lower_bound, solve_mip, solve_problem
 
 pytestmark = pytest.mark.highs
 
@@ -33,21 +33,25 @@ def small_data(seed=0, n=30):
 def test_the_solver_table_names_every_formulation_of_the_registry():
     assert list(odtmip.SOLVERS) == ["dp", "contree", *FORMULATIONS]
     for name, f in FORMULATIONS.items():
-        assert odtmip.SOLVERS[name].load() is f.solve
+        assert odtmip.SOLVERS[name].load().args == (name,)
         assert odtmip.SOLVERS[name].checked == (f.dp_problem is not None)
         assert OPTIONS[name] is f.options
 
 
 @pytest.mark.parametrize("name, depth", [("gunluk", 2), ("binoct", 2), ("oct", 1)])
 def test_check_solves_the_dp_once_and_starts_the_mip_from_it(monkeypatch, name, depth):
+    import odtmip.solving.check
+    import odtmip.solving.pipeline
+
     calls = []
-    solve = DPProblem.solve
+    solve = odtmip.solving.pipeline.solve_problem
 
-    def counted(self, d, time_limit=None):
+    def counted(problem, d, time_limit=None, memory_limit=MEMORY_LIMIT):
         calls.append(d)
-        return solve(self, d, time_limit)
+        return solve(problem, d, time_limit, memory_limit)
 
-    monkeypatch.setattr(DPProblem, "solve", counted)
+    for module in (odtmip.solving.check, odtmip.solving.pipeline):
+        monkeypatch.setattr(module, "solve_problem", counted)
     report = check(small_data(), name, max_depth=depth)
     assert report.verdict == "agree"
     assert calls == [depth]  # the MIP's warm start reused check's DP solution
@@ -126,14 +130,14 @@ def _never_built(*args):
 @pytest.mark.parametrize("name", ["gunluk", "binoct", "oct"])
 def test_a_model_that_cannot_be_built_in_the_time_left_is_not_built(monkeypatch, name):
     # a build takes (here) an hour per nonzero: the DP start is the answer, with the time limit's status
-    import odtmip.pipeline
+    import odtmip.solving.pipeline
 
-    monkeypatch.setattr(odtmip.pipeline, "BUILD_SECONDS_PER_NONZERO", 3600.0)
+    monkeypatch.setattr(odtmip.solving.pipeline, "BUILD_SECONDS_PER_NONZERO", 3600.0)
     _unbuildable(monkeypatch, name)
     data = Dataset(*load("monk1"))
     result = solve_mip(name, data, 2, time_limit=60.0)
     dp = FORMULATIONS[name].dp_problem(data, 2, FORMULATIONS[name].make_options(2, None, {}))
-    optimum = dp.in_model_units(dp.solve(2).objective)
+    optimum = dp.in_model_units(solve_problem(dp, 2).objective)
     assert result.stop_reason == "time_limit" and result.objective == pytest.approx(optimum, abs=1e-9)
     # the DP's bound of the model's own problem proves the start optimal (OCT's DP problem is not exact)
     proven = result.stats["bound_source"] == "dp"
@@ -190,7 +194,7 @@ def test_monk1_at_a_large_depth_is_refused_with_the_default_limit(monkeypatch, n
 
 @pytest.mark.parametrize("name", ["binoct", "oct", "oct-h"])
 def test_models_that_read_numbers_refuse_missing_values(name):
-    from odtmip.exceptions import DataError
+    from odtmip.core.exceptions import DataError
 
     X = np.array([[1.0], [np.nan], [3.0], [4.0], [2.0], [5.0]])
     data = Dataset(X, [0, 1, 0, 1, 1, 0])
@@ -200,10 +204,12 @@ def test_models_that_read_numbers_refuse_missing_values(name):
 
 @pytest.mark.parametrize("name, fallback", [("oct", "cart"), ("gunluk", None)])
 def test_a_dp_start_over_the_memory_limit_is_left_out_not_fatal(monkeypatch, name, fallback):
-    def refuse(self, depth, time_limit=None, memory_limit=None):
+    import odtmip.solving.pipeline
+
+    def refuse(problem, depth, time_limit=None, memory_limit=None):
         raise ResourceError("the DP on 30 rows x 5 binary columns would take about 9.0 GiB, more than ...")
 
-    monkeypatch.setattr(DPProblem, "solve", refuse)
+    monkeypatch.setattr(odtmip.solving.pipeline, "solve_problem", refuse)
     data = small_data()
     res = solve_mip(name, data, max_depth=1)
     assert res.status is Status.OPTIMAL  # the MIP itself still runs and proves its optimum

@@ -2,7 +2,7 @@
 
 import pytest
 
-from odtmip.exceptions import OptionError
+from odtmip.core.exceptions import OptionError
 from odtmip.models.topology import Topology
 
 

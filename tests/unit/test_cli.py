@@ -8,8 +8,8 @@ import pytest
 
 from odtmip import Dataset, Tree, __version__
 from odtmip.cli import main
-from odtmip.datasets import load
-from odtmip.exceptions import OptionError
+from odtmip.core.datasets import load
+from odtmip.core.exceptions import OptionError
 
 
 def run(capsys, *argv):
@@ -195,7 +195,7 @@ def test_log_streams_the_solver_log(capsys, monkeypatch, solver, given):
         seen.append(options)
         raise OptionError("stop here")
 
-    monkeypatch.setattr("odtmip.solvers.solve", fake_solve)
+    monkeypatch.setattr("odtmip.solving.solvers.solve", fake_solve)
     code, _, _ = run(capsys, "fit", "monk1", "--solver", solver, "--depth", "1", "--log")
     assert code == 2 and set(seen[0]) - {"max_depth"} == given
     assert "highs" not in given or seen[0]["highs"].log is True
@@ -272,7 +272,7 @@ def test_fit_passes_only_the_options_given(capsys, monkeypatch, argv, options):
         seen.append(given)
         raise OptionError("stop here")
 
-    monkeypatch.setattr("odtmip.solvers.solve", fake_solve)
+    monkeypatch.setattr("odtmip.solving.solvers.solve", fake_solve)
     code, _, err = run(capsys, "fit", "monk1", *argv)
     assert code == 2 and "stop here" in err
     limit = seen[0].pop("time_limit", None)  # what is left of the command's limit when the solve starts

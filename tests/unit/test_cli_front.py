@@ -7,9 +7,9 @@ import pytest
 
 from odtmip import Dataset, Tree
 from odtmip.cli import main
-from odtmip.datasets import load
+from odtmip.core.datasets import load
+from odtmip.core.metrics import Confusion
 from odtmip.dp.pareto import ParetoSolver
-from odtmip.metrics import Confusion
 
 
 def run(capsys, *argv):

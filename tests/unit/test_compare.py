@@ -12,7 +12,8 @@ import pytest
 
 import odtmip
 from odtmip import Dataset
-from odtmip.compare import (
+from odtmip.core.exceptions import OptionError
+from odtmip.solving.compare import (
     COLUMNS,
     Variant,
     ablation,
@@ -27,12 +28,11 @@ from odtmip.compare import (
     to_markdown,
     variant,
 )
-from odtmip.exceptions import OptionError
 
 pytestmark = pytest.mark.highs
 
 # odtmip.compare is the function; the module, for monkeypatching its runner
-MODULE = importlib.import_module("odtmip.compare")
+MODULE = importlib.import_module("odtmip.solving.compare")
 
 # Columns that do not depend on timing or on the backend (the grid's runs all finish with a proof).
 DETERMINISTIC = ["dataset", "variant", "depth", "status", "objective", "misclassifications", "n_variables",
@@ -166,7 +166,7 @@ def test_joblib_processes_give_the_same_rows(local_rows):
 def test_an_lp_bound_out_of_time_leaves_the_run_standing():
     # the LP relaxation of Günlük's depth-3 model of tic-tac-toe needs seconds; stopped by the run's time limit it
     # raised, and the whole run was an error row (also seen on kr-vs-kp and breast-w, and OCT on kr-vs-kp)
-    from odtmip.datasets import load
+    from odtmip.core.datasets import load
 
     df = compare({"tic-tac-toe": Dataset(*load("tic-tac-toe"))}, ["gunluk"], [3], time_limit=0.2, progress=False)
     (row,) = df.to_dict("records")
@@ -287,7 +287,7 @@ def test_the_check_command_is_one_cell_of_compare(tmp_path, capsys):
     assert main(["check", str(path), "--model", "binoct", "--depth", "2", "--time-limit", "30", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     row = out["row"]
-    from odtmip.datasets import load
+    from odtmip.core.datasets import load
 
     (ref,) = compare({str(path): Dataset(*load(str(path)))}, ["binoct"], depths=[2], time_limit=30.0,
                      progress=False).to_dict("records")

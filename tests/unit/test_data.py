@@ -9,12 +9,12 @@ from _data import NARROW_OR_HUGE
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from odtmip.binarize import MISSING, midpoint, midpoint_thresholds, quantile_edges
-from odtmip.check import check
-from odtmip.data import Dataset
-from odtmip.exceptions import DataError, OptionError
-from odtmip.solvers import solve
-from odtmip.tree import branch, leaf
+from odtmip.core.binarize import MISSING, midpoint, midpoint_thresholds, quantile_edges
+from odtmip.core.data import Dataset
+from odtmip.core.exceptions import DataError, OptionError
+from odtmip.core.tree import branch, leaf
+from odtmip.solving.check import check
+from odtmip.solving.solvers import solve
 
 RAW = pd.DataFrame({
     "colour": pd.Categorical(["red", "blue", "red", "green", "blue", "red"], categories=["red", "green", "blue"]),

@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from odtmip import datasets as ds
-from odtmip.data import Dataset
-from odtmip.exceptions import DataError, FormatError, OptionError
+from odtmip.core import datasets as ds
+from odtmip.core.data import Dataset
+from odtmip.core.exceptions import DataError, FormatError, OptionError
 
 
 def _csv(tmp_path: Path, text: str, name: str = "d.csv") -> Path:

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from odtmip import datasets as ds
-from odtmip.exceptions import DataError, FormatError, OptionError
+from odtmip.core import datasets as ds
+from odtmip.core.exceptions import DataError, FormatError, OptionError
 
 NO_SHARED = "benchmark datasets folder not found (set ODTMIP_DATA)"
 

@@ -14,8 +14,8 @@ import pytest
 import odtmip
 from odtmip import Dataset
 from odtmip.cli import main
-from odtmip.datasets import load
-from odtmip.deploy import FORMAT, VERSION, SavedTree
+from odtmip.core.datasets import load
+from odtmip.core.deploy import FORMAT, VERSION, SavedTree
 from tests.unit.test_cli_subprocess import run
 
 

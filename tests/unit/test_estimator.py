@@ -21,8 +21,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import odtmip
 from odtmip import Dataset, OptimalTreeClassifier
 from odtmip import estimator as estimator_module
-from odtmip.exceptions import NotProvenOptimalWarning, OptionError
-from odtmip.options import OPTIONS
+from odtmip.core.exceptions import NotProvenOptimalWarning, OptionError
+from odtmip.core.options import OPTIONS
 
 # Why the plain instance fails one check: the check fits class_weight={0: 1000, 1: 0.0001} on noisy blobs and wants
 # class 0 predicted on 87 % of the test rows. A leaf that holds only class-1 rows costs nothing when it predicts 1
@@ -267,7 +267,7 @@ def test_infinite_numbers_are_refused_in_a_dataframe_as_in_an_array():
 
 def test_class_weight_is_the_gunluk_models_c():
     # Günlük et al.'s C weighs a correct negative: the same optimum as weight C on the negative rows
-    from odtmip.datasets import load
+    from odtmip.core.datasets import load
     from odtmip.models.gunluk import GunlukOptions
 
     X, y = load("monk2")

@@ -13,7 +13,8 @@ import pytest
 pytest.importorskip("highspy")
 pyo = pytest.importorskip("pyomo.environ")
 
-from odtmip.exceptions import OptionError, SolverUnavailableError  # noqa: E402
+from odtmip.core.exceptions import OptionError, SolverUnavailableError  # noqa: E402
+from odtmip.core.results import Status  # noqa: E402
 from odtmip.models import _highs  # noqa: E402
 from odtmip.models._compile import compile_model  # noqa: E402
 from odtmip.models._highs import (  # noqa: E402
@@ -24,7 +25,6 @@ from odtmip.models._highs import (  # noqa: E402
     require_highs,
     solve,
 )
-from odtmip.results import Status  # noqa: E402
 
 pytestmark = pytest.mark.highs
 
@@ -474,8 +474,8 @@ def test_lp_relaxation_minimise():
 def test_lp_relaxation_stopped_by_a_limit_is_none():
     # Günlük's balanced depth-3 model of tic-tac-toe: its LP takes thousands of simplex iterations (seconds), never
     # done in a millisecond; a time limit raised a RuntimeError, so a caller lost its MIP run with it
-    from odtmip.data import Dataset
-    from odtmip.datasets import load
+    from odtmip.core.data import Dataset
+    from odtmip.core.datasets import load
     from odtmip.models import gunluk
 
     m = gunluk.build_model(Dataset(*load("tic-tac-toe")), gunluk.make_options(3))

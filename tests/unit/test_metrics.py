@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn import metrics as skm
 
-from odtmip import metrics
+from odtmip.core import metrics
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""odtmip.options: one declaration per solver, checked by odtmip.solve; None means what the declaration says."""
+"""odtmip.core.options: one declaration per solver, checked by odtmip.solve; None means what the declaration says."""
 
 import doctest
 import importlib
@@ -9,11 +9,13 @@ import numpy as np
 import pytest
 
 import odtmip
-from odtmip import Dataset, options, solvers
-from odtmip.datasets import load
+from odtmip import Dataset
+from odtmip.core import options
+from odtmip.core.datasets import load
+from odtmip.core.exceptions import OptionError
+from odtmip.core.options import OPTIONS, REQUIRED, defaults, options_of, validate
 from odtmip.dp import solve_dp
-from odtmip.exceptions import OptionError
-from odtmip.options import OPTIONS, REQUIRED, defaults, options_of, validate
+from odtmip.solving import solvers
 
 MIP_SOLVERS = ("gunluk", "binoct", "oct", "oct-h")
 
@@ -112,16 +114,20 @@ def test_solvers_registry_is_the_declaration():
 
 
 # ------------------------------------------------------------------ the declaration against the solvers
+#: Keywords of solve_mip that its callers in odtmip pass (check hands over its DP solves), not options of a user's.
+PIPELINE_INTERNAL = ("dp_solved", "dp_bound")
+
+
 def _solver_parameters(solver: str) -> dict:
     """The keywords the solver function takes, with their defaults: its parameters and its options' fields."""
     func = solvers.SOLVERS[solver].load()
     params = {name: p.default for name, p in inspect.signature(func).parameters.items()
-              if p.kind is p.POSITIONAL_OR_KEYWORD and name not in ("data", "dataset")}
+              if p.kind is p.POSITIONAL_OR_KEYWORD and name not in ("data", "dataset", *PIPELINE_INTERNAL)}
     if solver not in ("dp", "contree"):  # a MIP options dataclass: its fields are keyword options too
         module, name = options_of(solver)["options"].allowed[0].target.split(":")
         params.update({f.name: f.default for f in fields(getattr(importlib.import_module(module), name))})
         if solver == "oct-h":
-            del params["hyperplanes"]  # solve_oct_h sets it
+            del params["hyperplanes"]  # the oct-h entry fixes it
     return params
 
 
@@ -133,14 +139,16 @@ def test_declared_options_and_defaults_are_the_solvers(solver):
     for name, opt in declared.items():
         if params[name] is inspect.Parameter.empty:
             assert opt.default is REQUIRED, name
-        elif not (solver == "gunluk" and name == "max_depth"):  # None: the topology decides, depth2 = balanced-2
+        elif not (solvers.SOLVERS[solver].mip and name == "max_depth"):
+            # the pipeline's max_depth is None by default: each formulation's options say what None means (Günlük:
+            # the topology decides, depth2 = balanced-2) or refuse it (BinOCT, OCT: REQUIRED)
             assert opt.default == params[name], name
     required = {name: 1 for name, opt in declared.items() if opt.default is REQUIRED}
     assert validate(solver, **required, **defaults(solver)) == {**required, **defaults(solver)}
 
 
 def test_the_dp_depth_cap_is_the_solvers():
-    from odtmip.dp.solver import MAX_DEPTH_CAP
+    from odtmip.dp.common import MAX_DEPTH_CAP
 
     assert options_of("dp")["max_depth"].allowed[0].high == MAX_DEPTH_CAP
 

@@ -1,4 +1,4 @@
-"""Progress lines of long solves (odtmip.progress): from the DP's compiled search, from HiGHS's callback, and the
+"""Progress lines of long solves (odtmip.core.progress): from the DP's compiled search, from HiGHS's callback, and the
 command's choice of when to show them."""
 
 import logging
@@ -7,9 +7,9 @@ import time
 import numpy as np
 import pytest
 
-from odtmip import progress
 from odtmip.cli import main
-from odtmip.data import Dataset
+from odtmip.core import progress
+from odtmip.core.data import Dataset
 from odtmip.dp import ContreeOptions, solve_contree, solve_dp
 
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from odtmip.exceptions import DataError
-from odtmip.tree import Split, Tree, branch, leaf
+from odtmip.core.exceptions import DataError
+from odtmip.core.tree import Split, Tree, branch, leaf
 
 NAMES = ["colour", "age", "smoker", "height"]
 X = pd.DataFrame({

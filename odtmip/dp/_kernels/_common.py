@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit, objmode, types
 from numba.extending import intrinsic, overload
 
-from odtmip.progress import dp_hook
+from odtmip.core.progress import dp_hook
 
 #: Compile with ``cache=True`` unless the environment says ``ODTMIP_NUMBA_CACHE=0``.
 NUMBA_CACHE = os.environ.get("ODTMIP_NUMBA_CACHE", "1") != "0"
@@ -69,7 +69,7 @@ class Params(NamedTuple):
     penalty: float = 0.0  # objective per branch node
     tol: float = 0.0  # objectives closer than this are equal
     deadline: float = INF  # time.perf_counter() value at which to stop (inf: none)
-    report_every: float = INF  # seconds between progress reports (odtmip.progress.dp_hook; inf: none)
+    report_every: float = INF  # seconds between progress reports (odtmip.core.progress.dp_hook; inf: none)
     min_correct: float = -1.0  # a leaf of an optimal tree classifies more than this weight correctly (-1: no test)
     node_limit: int = 1 << 62  # stop as at the deadline after this many search nodes (a stop that tests repeat)
 

@@ -103,7 +103,7 @@ class Switches(NamedTuple):
     use_cache: bool  # read optima and lower bounds from the cache
     upper_bound: bool  # solve children under upper bounds
     gap: float  # relative gap g of the root's threshold search: only splits below (1 - g) B are sought there
-    report_every: float = INF  # seconds between progress reports (odtmip.progress.dp_hook; inf: none)
+    report_every: float = INF  # seconds between progress reports (odtmip.core.progress.dp_hook; inf: none)
     node_limit: int = 1 << 62  # stop as at the deadline after this many nodes (none here)
 
 

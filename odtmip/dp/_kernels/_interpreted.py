@@ -43,11 +43,11 @@ import types
 
 from numba.core.dispatcher import Dispatcher
 
-from odtmip import progress
+from odtmip.core import progress
+from odtmip.core.exceptions import OptionError
+from odtmip.core.options import usable_cores
+from odtmip.core.results import Status
 from odtmip.dp._kernels import _common
-from odtmip.exceptions import OptionError
-from odtmip.options import usable_cores
-from odtmip.results import Status
 
 #: The kernel modules, in the order they import each other.
 MODULES = ("_common", "_cache", "_depth2", "_search", "_contree", "_pareto")
@@ -100,7 +100,7 @@ def modules(interpreted: bool) -> types.SimpleNamespace:
 
 
 def check_engine(engine: str) -> None:
-    """An :class:`~odtmip.exceptions.OptionError` unless ``engine`` is one of :data:`ENGINES`."""
+    """An :class:`~odtmip.core.exceptions.OptionError` unless ``engine`` is one of :data:`ENGINES`."""
     if engine not in ENGINES:
         raise OptionError(f"engine must be one of {', '.join(map(repr, ENGINES))}, got {engine!r}")
 

@@ -8,7 +8,7 @@ descending): the point's false-positive and false-negative weight, its branch no
 inf; its allowed region is Down(U) = {t : t <= u componentwise for some u in U} (see :mod:`odtmip.dp.pareto`). A
 **lower bound** L is a float64 array (k, 2): every tree's pair is >= some point of L.
 
-``tol`` is 0 for integer weights (exact) and the round-off bound of :func:`odtmip.dp.solver.tie_tolerance`
+``tol`` is 0 for integer weights (exact) and the round-off bound of :func:`odtmip.dp.common.tie_tolerance`
 otherwise; ``unit`` is the step "strictly better" means: 1 for integer weights, 0 (closed regions, weaker but
 sound) for real ones.
 

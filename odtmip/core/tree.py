@@ -28,7 +28,7 @@ Missing values
 In ``binary``, ``threshold`` and ``bins`` tests a missing value counts as **smaller than every number**: ``x = 1``
 and ``x > t`` are false (it goes left, and ``age <= 37.5`` reads true for it), and it lies in bucket 0. A
 ``subset`` test sees it as the level :data:`MISSING`. A ``hyperplane`` cannot weigh a missing value: routing one
-through it is a :class:`~odtmip.exceptions.DataError`.
+through it is a :class:`~odtmip.core.exceptions.DataError`.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from odtmip.exceptions import DataError
+from odtmip.core.exceptions import DataError
 
 SPLIT_KINDS = ("binary", "subset", "threshold", "bins", "hyperplane", "missing")
 MISSING = "<missing>"  # the level a missing categorical value takes

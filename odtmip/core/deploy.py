@@ -32,17 +32,17 @@ import numpy as np
 import pandas as pd
 
 from odtmip import __version__
-from odtmip.data import Dataset
-from odtmip.exceptions import DataError, FormatError
-from odtmip.results import SolveResult
-from odtmip.tree import Tree
+from odtmip.core.data import Dataset
+from odtmip.core.exceptions import DataError, FormatError
+from odtmip.core.results import SolveResult
+from odtmip.core.tree import Tree
 
 __all__ = ["FORMAT", "KINDS", "VERSION", "SavedTree", "save_fit", "split_weight"]
 
 FORMAT = "odtmip-tree"
 VERSION = 1
 
-#: The kind of a raw column as a tree file records it, by the kind of its feature group (odtmip.binarize).
+#: The kind of a raw column as a tree file records it, by the kind of its feature group (odtmip.core.binarize).
 KINDS = {"binary": "binary", "categorical": "categorical", "ordinal": "numeric", "thresholds": "numeric"}
 
 

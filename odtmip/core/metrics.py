@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from odtmip.exceptions import DataError
+from odtmip.core.exceptions import DataError
 
 
 def confusion_matrix(y_true, y_pred, n_classes: int | None = None, sample_weight=None) -> np.ndarray:
@@ -139,7 +139,7 @@ def positive_index(classes, positive=None) -> int:
     """Index in ``classes`` (two labels) of the positive class ``positive``, a label; None: the second label.
 
     A label also matches by its text (``"1"`` names the class ``1``), so command-line values work. Raises
-    :class:`~odtmip.exceptions.DataError` for more than two classes or a label that is not a class.
+    :class:`~odtmip.core.exceptions.DataError` for more than two classes or a label that is not a class.
     """
     labels = list(classes)
     if len(labels) != 2:

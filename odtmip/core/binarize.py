@@ -1,8 +1,8 @@
 """Binary encodings of raw columns, kept as feature *groups*.
 
-Every binary column is defined by a :class:`~odtmip.tree.Split` on one raw column: the column is 1 exactly
+Every binary column is defined by a :class:`~odtmip.core.tree.Split` on one raw column: the column is 1 exactly
 where the split's test is true. The binary matrix is computed by the same routing code a
-:class:`~odtmip.tree.Tree` uses, so a tree learned on binary columns predicts the same on the raw data.
+:class:`~odtmip.core.tree.Tree` uses, so a tree learned on binary columns predicts the same on the raw data.
 
 How a raw column is encoded
 ---------------------------
@@ -24,7 +24,7 @@ How a raw column is encoded
     distinct values, or, with ``n_thresholds=k``, the midpoints after the k quantiles of the data.
 
 **Missing values in a numeric column** (NaN): the thresholds or buckets come from the values present, and a
-missing value counts as smaller than every number (see :mod:`odtmip.tree`): ``x > t`` is false for it and it lies
+missing value counts as smaller than every number (see :mod:`odtmip.core.tree`): ``x > t`` is false for it and it lies
 in bucket 0, so it routes like the lowest values. Next to the column's group comes a group of kind ``missing``
 with one column ``x is missing`` (a ``missing`` split), so a tree can also send the missing rows their own way.
 A column with no value at all is an error.
@@ -38,9 +38,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from odtmip.exceptions import DataError, OptionError, ResourceError
-from odtmip.options import MEMORY_LIMIT
-from odtmip.tree import MISSING, Split
+from odtmip.core.exceptions import DataError, OptionError, ResourceError
+from odtmip.core.options import MEMORY_LIMIT
+from odtmip.core.tree import MISSING, Split
 
 NUMERIC_ENCODINGS = ("auto", "buckets", "thresholds")
 

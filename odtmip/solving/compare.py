@@ -3,7 +3,7 @@
 :func:`compare` runs every cell of the product *datasets x variants x depths x warm starts x seeds*, where a
 :class:`Variant` is a registered formulation with fixed options (``"gunluk"``, ``"gunluk:strengthen=false"``,
 ``{"solver": "oct", "alpha": 0.01}``; :func:`ablation` makes a paper's switch-one-option-off set). Each run is a
-:func:`odtmip.check.check` when the formulation states a DP equivalent (the DP solved once: its optimum is the
+:func:`odtmip.solving.check.check` when the formulation states a DP equivalent (the DP solved once: its optimum is the
 reference and its tree the warm start) and a plain :func:`odtmip.solve` otherwise, always with ``lp_bound=True``.
 
 One row per run (:data:`COLUMNS`) holds, besides the run's key:
@@ -39,7 +39,7 @@ column group per variant, the best in bold) and plots (:func:`plot_profile`, Dol
 :func:`save` and :func:`read` write and read ``.csv`` / ``.parquet`` files (and read a store).
 
 ``odtmip.compare`` is the function :func:`compare` (exported by the package); import everything else from this
-module: ``from odtmip.compare import to_markdown``.
+module: ``from odtmip.solving.compare import to_markdown``.
 """
 
 from __future__ import annotations
@@ -65,10 +65,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from odtmip.data import Dataset
-from odtmip.exceptions import OptionError
-from odtmip.options import usable_cores
-from odtmip.results import SolveResult
+from odtmip.core.data import Dataset
+from odtmip.core.exceptions import OptionError
+from odtmip.core.options import usable_cores
+from odtmip.core.results import SolveResult
 
 logger = logging.getLogger("odtmip")
 
@@ -242,7 +242,7 @@ def fingerprint(data: Dataset) -> str:
 
 def _datasets(datasets) -> dict[str, Dataset]:
     """``{label: Dataset}`` from a name, a Dataset, a sequence of them or a mapping label -> name or Dataset."""
-    from odtmip.datasets import load
+    from odtmip.core.datasets import load
 
     if isinstance(datasets, (str, os.PathLike, Dataset)):
         datasets = [datasets]
@@ -258,9 +258,9 @@ def grid(datasets, solvers=None, depths: Sequence[int] = (2,), time_limit: float
          warm_start: str | Sequence[str] = "dp", seeds: Sequence[int | None] = (None,),
          lp_bound: bool = True) -> list[Cell]:
     """The cells of :func:`compare` in order (dataset, depth, variant, warm start, seed); every variant's options
-    are checked here (:func:`odtmip.options.validate`), before anything runs."""
+    are checked here (:func:`odtmip.core.options.validate`), before anything runs."""
+    from odtmip.core.options import validate
     from odtmip.models import FORMULATIONS
-    from odtmip.options import validate
 
     variants = [variant(s) for s in (list(FORMULATIONS) if solvers is None else
                                      [solvers] if isinstance(solvers, (str, Variant)) else solvers)]
@@ -306,13 +306,13 @@ def _run(cell: Cell) -> dict:
 
 def solve_cell(cell: Cell, dp_required: bool = False):
     """Run one cell: ``(row, report, mip)`` with the row of :data:`COLUMNS`, the
-    :class:`~odtmip.check.CheckReport` (None when the variant's options leave no DP equivalent, e.g. a sensitivity
-    target; with ``dp_required`` that is the :class:`~odtmip.exceptions.OptionError` of
-    :func:`~odtmip.check.check`, raised before anything is solved) and the MIP's
-    :class:`~odtmip.results.SolveResult`. ``odtmip check`` is this, for one cell."""
-    from odtmip.check import MODELS, check
+    :class:`~odtmip.solving.check.CheckReport` (None when the variant's options leave no DP equivalent, e.g. a
+    sensitivity target; with ``dp_required`` that is the :class:`~odtmip.core.exceptions.OptionError` of
+    :func:`~odtmip.solving.check.check`, raised before anything is solved) and the MIP's
+    :class:`~odtmip.core.results.SolveResult`. ``odtmip check`` is this, for one cell."""
     from odtmip.models import HighsOptions
-    from odtmip.solvers import MIN_SECONDS, solve
+    from odtmip.solving.check import MODELS, check
+    from odtmip.solving.solvers import MIN_SECONDS, solve
 
     v, data = cell.variant, cell.data
     time_limit = cell.time_limit
@@ -403,7 +403,7 @@ def compare(datasets, solvers=None, depths: Sequence[int] = (2,), time_limit: fl
     Parameters
     ----------
     datasets : str, Dataset, sequence or mapping
-        Names for :func:`odtmip.datasets.load`, :class:`Dataset` objects (labelled ``data0``, ...), or a mapping
+        Names for :func:`odtmip.core.datasets.load`, :class:`Dataset` objects (labelled ``data0``, ...), or a mapping
         from label to either.
     solvers : sequence of variant specs, optional
         Formulations and option variants (see :func:`variant`, :func:`ablation`); default every registered

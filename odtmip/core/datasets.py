@@ -2,7 +2,7 @@
 
 Every loader returns the data *as stored*: ``X`` is a :class:`pandas.DataFrame` with the original column names
 and ``y`` a :class:`pandas.Series` named after the label column (``"class"`` when the format has no names).
-Nothing is encoded or binarised here; :mod:`odtmip.data` does that.
+Nothing is encoded or binarised here; :mod:`odtmip.core.data` does that.
 
 Which column is the target
 --------------------------
@@ -89,7 +89,7 @@ Missing values
 --------------
 ARFF ``?`` (unquoted) and the CSV markers above become a missing value: ``NaN`` in numeric columns, a missing
 entry (not a category) in ``category`` columns. Rows with missing values, including a missing label, are kept;
-:class:`~odtmip.data.Dataset` encodes missing feature values and refuses missing labels. An ARFF nominal value
+:class:`~odtmip.core.data.Dataset` encodes missing feature values and refuses missing labels. An ARFF nominal value
 that its ``@attribute`` line does not declare is a :class:`FormatError`. DL8.5/txt files have no missing-value
 marker.
 
@@ -101,9 +101,9 @@ A name that is not a column is a :class:`DataError` listing the columns.
 
 Errors
 ------
-:class:`~odtmip.exceptions.DataError` for a missing file or folder, empty data, an unknown or undecidable target
-column, an ambiguous name, or a column typing refuses; :class:`~odtmip.exceptions.FormatError` for a file that
-cannot be parsed in its format; :class:`~odtmip.exceptions.OptionError` for an invalid argument (unknown
+:class:`~odtmip.core.exceptions.DataError` for a missing file or folder, empty data, an unknown or undecidable target
+column, an ambiguous name, or a column typing refuses; :class:`~odtmip.core.exceptions.FormatError` for a file that
+cannot be parsed in its format; :class:`~odtmip.core.exceptions.OptionError` for an invalid argument (unknown
 ``format``, a ``target`` the format does not allow, ``na_values``/``decimal`` for a file that is not CSV).
 """
 
@@ -125,7 +125,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from odtmip.exceptions import DataError, FormatError, OptionError
+from odtmip.core.exceptions import DataError, FormatError, OptionError
 
 __all__ = [
     "BUNDLED_DATASETS",
@@ -141,7 +141,7 @@ __all__ = [
     "read_txt",
 ]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("odtmip.datasets")  # the name the command prints before its messages
 
 PathLike = str | os.PathLike[str]
 
@@ -201,7 +201,7 @@ def data_dir(path: PathLike | None = None) -> Path | None:
     if env:
         return _existing_dir(Path(env).expanduser(), "ODTMIP_DATA")
     candidates = (
-        Path(__file__).resolve().parents[2] / "shared" / "datasets",
+        Path(__file__).resolve().parents[3] / "shared" / "datasets",
         Path.cwd().parent / "shared" / "datasets",
         Path.cwd() / "shared" / "datasets",
     )

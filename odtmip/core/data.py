@@ -2,7 +2,7 @@
 
 A Dataset keeps the raw columns (for routing and verification), the labels as class indices ``0..K-1``
 with the original labels in ``classes_``, optional sample weights, and the binary encoding with its feature
-groups (see :mod:`odtmip.binarize`).
+groups (see :mod:`odtmip.core.binarize`).
 
 The labels must look like class labels; each of these is a :class:`DataError` naming the target: no labels at
 all, a missing label, a single class, labels that differ only in surrounding whitespace, dates, and a
@@ -20,9 +20,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from odtmip.binarize import Binarizer, BinaryColumn, Group, whitespace_twins
-from odtmip.exceptions import DataError
-from odtmip.tree import Split, Tree
+from odtmip.core.binarize import Binarizer, BinaryColumn, Group, whitespace_twins
+from odtmip.core.exceptions import DataError
+from odtmip.core.tree import Split, Tree
 
 #: A numeric target with more distinct values than this may be a regression target (see the module docstring).
 MAX_NUMERIC_CLASSES = 20
@@ -48,14 +48,14 @@ class Dataset:
     categorical : sequence of str, optional
         Columns to treat as categorical whatever their dtype.
     numeric : {"auto", "buckets", "thresholds"}
-        Encoding of numeric columns that are not 0/1 (see :mod:`odtmip.binarize`). ``auto`` (default): quantile
+        Encoding of numeric columns that are not 0/1 (see :mod:`odtmip.core.binarize`). ``auto`` (default): quantile
         buckets for the MIP models, every threshold for the DP (:attr:`every_threshold`).
     n_buckets, n_thresholds : int
         Parameters of that encoding.
     force_classification : bool
         Take ``y`` as class labels even when it looks like a regression target or like dates.
     allow_many_levels : bool
-        Accept categorical columns that look like identifiers (see :mod:`odtmip.binarize`).
+        Accept categorical columns that look like identifiers (see :mod:`odtmip.core.binarize`).
 
     Attributes
     ----------
@@ -110,7 +110,8 @@ class Dataset:
 
     @property
     def missing_numeric(self) -> list[str]:
-        """The numeric columns with missing values (each has an ``is missing`` column, see :mod:`odtmip.binarize`)."""
+        """The numeric columns with missing values (each has an ``is missing`` column, see
+        :mod:`odtmip.core.binarize`)."""
         return [self.feature_names[g.column] for g in self.groups if g.kind == "missing"]
 
     @property

@@ -5,7 +5,7 @@
 :func:`odtmip.solve`, the command line and any estimator; :func:`options_of` and :func:`defaults` list them.
 
 Rules that tie several options or the data together stay with the solver, which raises
-:class:`~odtmip.exceptions.OptionError` too: ``max_depth=None`` without a positive ``penalty`` or
+:class:`~odtmip.core.exceptions.OptionError` too: ``max_depth=None`` without a positive ``penalty`` or
 ``leaf_penalty`` (DP), ``penalty`` with ``leaf_penalty`` (DP), ``anchors`` with ``order_symmetry`` and
 ``min_specificity`` with ``min_sensitivity`` (Günlük), a topology's shape, and what the ``options`` object
 holds. The values allowed here are the ones the solvers accept: ``tests/unit/test_options.py`` checks the
@@ -18,7 +18,7 @@ Examples
 >>> validate("gunluk", max_depth=None)  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-odtmip.exceptions.OptionError: gunluk needs max_depth: an integer in [1, 12], got None; None (no depth limit...
+odtmip.core.exceptions.OptionError: gunluk needs max_depth: an integer in [1, 12], got None; None (no depth limit...
 >>> defaults("binoct")["leaf_penalty"]
 0.0
 """
@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from numbers import Integral, Real
 
-from odtmip.exceptions import OptionError
+from odtmip.core.exceptions import OptionError
 
 __all__ = ["BINOCT_OPTIONS", "CONTREE_OPTIONS", "DP_OPTIONS", "GUNLUK_OPTIONS", "MEMORY_LIMIT", "OCT_H_OPTIONS",
            "OCT_OPTIONS", "TARGET_OPTIONS", "MIN_LEAF", "OPTIONS", "REQUIRED", "TIME_LIMIT", "Boolean",
@@ -120,7 +120,7 @@ class Boolean:
 
 
 def check_switches(options) -> None:
-    """An :class:`~odtmip.exceptions.OptionError` for the first field of the dataclass instance ``options`` whose
+    """An :class:`~odtmip.core.exceptions.OptionError` for the first field of the dataclass instance ``options`` whose
     default is True or False and whose value is not (``"no"`` or ``0`` would otherwise switch silently)."""
     for f in fields(options):
         value = getattr(options, f.name)
@@ -220,11 +220,12 @@ MEMORY = Option("memory_limit", (Interval(float, 0, None, "neither"),), MEMORY_L
 
 
 def mip_options(options_class: str, warm_starts: tuple[str, ...]) -> tuple[Option, ...]:
-    """The options every MIP formulation takes (the pipeline's, :func:`odtmip.pipeline.solve_mip`): time limit,
+    """The options every MIP formulation takes (the pipeline's, :func:`odtmip.solving.pipeline.solve_mip`): time limit,
     warm start, its options object, HiGHS settings, LP bound, feeding the DP's other trees, the memory guard."""
     return (
         TIME_LIMIT,
-        Option("warm_start", (Choices(warm_starts), Instance("odtmip.tree:Tree")), "dp", "no warm start, as 'none'",
+        Option("warm_start", (Choices(warm_starts), Instance("odtmip.core.tree:Tree")), "dp",
+               "no warm start, as 'none'",
                "HiGHS starts from the DP optimum over the model's splits ('dp'), a CART tree ('cart'; oct, oct-h), "
                "a given Tree, or nothing ('none')"),
         Option("options", (Instance(options_class),), None, f"the default {options_class.split(':')[1]}()",

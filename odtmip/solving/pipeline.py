@@ -5,7 +5,7 @@
 1. **options**: the user's, checked by the formulation (``make_options``), plus the entry's fixed ones;
    **memory guard**: the model's size, counted before it is built (:attr:`Formulation.size`), gives its estimated
    peak memory (:func:`~odtmip.models.formulation.estimated_memory_gib`); above ``memory_limit`` GiB the call
-   stops there with a :class:`~odtmip.exceptions.ResourceError`;
+   stops there with a :class:`~odtmip.core.exceptions.ResourceError`;
 2. **budget**: ``time_limit`` covers the whole call from here on (:class:`Budget`): the warm start's DP solves
    (together at most :data:`WARM_START_SHARE` of it, loading the DP's kernels included: a first run on a new
    machine searches interpreted while a second process compiles them, see :mod:`odtmip.dp._kernels._interpreted`;
@@ -14,24 +14,24 @@
    in (:data:`BUILD_SECONDS_PER_NONZERO`), or spent by the build, returns the best warm-start tree with status
    ``time_limit``;
 3. **warm start**: the DP optimum of the formulation's own DP problems (``"dp"``), the paper's CART tree
-   (``"cart"``, where the formulation has one), a given :class:`~odtmip.tree.Tree`, or nothing; a DP tree that
+   (``"cart"``, where the formulation has one), a given :class:`~odtmip.core.tree.Tree`, or nothing; a DP tree that
    does not fit the model is skipped, a given tree that does not fit is an error. With ``feed_dp`` the other DP
    trees are handed to HiGHS during the search;
 4. **LP bound** (``lp_bound=True``), **the HiGHS run** (:func:`odtmip.models._highs.solve`);
 5. **verification**: the solution is decoded into a tree whose loss is recomputed by routing the data; a tree
-   worse than HiGHS's incumbent is an error (:class:`~odtmip.exceptions.VerificationError`);
+   worse than HiGHS's incumbent is an error (:class:`~odtmip.core.exceptions.VerificationError`);
 6. **the bound**: the largest of the loss's trivial bound (:attr:`Formulation.loss_floor`, e.g. 0 errors), HiGHS's
    dual bound and, when the DP start solved the model's own problem, the DP's proven bound (:func:`dp_lower_bound`);
    ``stats["bound_source"]`` says which (``"trivial"``, ``"highs"`` or ``"dp"``). The bound never exceeds the
    objective, so the gap lies in [0, 1]; a tree that meets it is optimal whatever stopped HiGHS
-   (:func:`~odtmip.results.stopped_status`);
+   (:func:`~odtmip.core.results.stopped_status`);
 7. **statistics**: model sizes, build / hand-off / solve seconds, nodes, LP iterations, the warm start and its
    verdict, the incumbent/bound trajectory (HiGHS's bound, never below the trivial one), all in the formulation's
    loss units.
 
 This is where the DP hands its trees to a MIP: the formulation modules only describe their DP problems
 (:class:`~odtmip.models.formulation.DPProblem`), so ``odtmip.models`` never imports ``odtmip.dp``.
-:func:`odtmip.check.check` passes the DP solutions it needs anyway (``dp_solutions``), so the DP runs once.
+:func:`odtmip.solving.check.check` passes the DP solutions it needs anyway (``dp_solutions``), so the DP runs once.
 """
 
 from __future__ import annotations
@@ -43,15 +43,17 @@ from collections.abc import Sequence
 from dataclasses import replace
 from numbers import Real
 
-from odtmip.data import Dataset
-from odtmip.exceptions import DataError, OptionError, ResourceError, VerificationError
+from odtmip.core.data import Dataset
+from odtmip.core.exceptions import DataError, OptionError, ResourceError, VerificationError
+from odtmip.core.options import MEMORY_LIMIT, options_of
+from odtmip.core.results import SolveResult, Status, stopped_status
+from odtmip.core.tree import Tree
 from odtmip.models import FORMULATIONS, _highs
 from odtmip.models._highs import HighsOptions
-from odtmip.models.formulation import MEMORY_LIMIT, DPProblem, Formulation, estimated_memory_gib
-from odtmip.results import SolveResult, Status, stopped_status
-from odtmip.tree import Tree
+from odtmip.models.formulation import DPProblem, Formulation, estimated_memory_gib
+from odtmip.solving.solvers import solve
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("odtmip.pipeline")  # the name the command prints before its messages
 
 #: The largest share of the time limit the warm start's DP solves take together.
 WARM_START_SHARE = 0.25
@@ -114,6 +116,14 @@ def refuse_missing_numbers(f: Formulation, data: Dataset) -> None:
                         f"{name!r} has some); use dp or gunluk, or drop the column (--drop {name})")
 
 
+def solve_problem(problem: DPProblem, depth: int, time_limit: float | None = None,
+                  memory_limit: float | None = MEMORY_LIMIT) -> SolveResult:
+    """Solve a formulation's DP problem at ``depth`` with the solver it names (:func:`odtmip.solve`, the DP in its
+    units: :meth:`~odtmip.models.formulation.DPProblem.in_model_units` converts)."""
+    given = {"memory_limit": memory_limit} if "memory_limit" in options_of(problem.solver) else {}
+    return solve(problem.data, problem.solver, **problem.dp_options(depth), time_limit=time_limit, **given)
+
+
 def dp_solutions(problems: Sequence[DPProblem], budget: Budget, memory_limit: float | None = MEMORY_LIMIT,
                  refused: list[str] | None = None) -> list[tuple[DPProblem, int, SolveResult]]:
     """Solve each problem at each of its :attr:`~DPProblem.depths` within ``budget``, in order. A problem whose DP
@@ -122,7 +132,7 @@ def dp_solutions(problems: Sequence[DPProblem], budget: Budget, memory_limit: fl
     for problem in problems:
         for depth in problem.depths:
             try:
-                result = problem.solve(depth, budget.seconds_left(), memory_limit)
+                result = solve_problem(problem, depth, budget.seconds_left(), memory_limit)
             except ResourceError as exc:
                 if refused is not None:
                     refused.append(str(exc))
@@ -182,12 +192,12 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
         Hand HiGHS the DP trees after the first during the search as well.
     memory_limit : float or None
         GiB the solve may take: a model whose estimated peak memory is larger is refused before it is built
-        (:class:`~odtmip.exceptions.ResourceError`); default half of physical memory; None: no guard.
+        (:class:`~odtmip.core.exceptions.ResourceError`); default half of physical memory; None: no guard.
     dp_solved : list of (DPProblem, depth, SolveResult), optional
         The DP solutions of the formulation's warm-start problems, when the caller has them already.
     dp_bound : bool
         Raise the reported bound to the DP's proven bound of the same problem, when the DP start solved it
-        (:func:`dp_lower_bound`). :func:`odtmip.check.check` turns it off: it reports what the model proves by
+        (:func:`dp_lower_bound`). :func:`odtmip.solving.check.check` turns it off: it reports what the model proves by
         itself.
     """
     f = formulation(name)

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from odtmip.data import Dataset
-from odtmip.exceptions import OptionError
+from odtmip.core.data import Dataset
+from odtmip.core.exceptions import OptionError
+from odtmip.core.options import validate
+from odtmip.core.results import SolveResult, Status
 from odtmip.models import FORMULATIONS
 from odtmip.models.formulation import DPProblem
-from odtmip.options import validate
-from odtmip.pipeline import WARM_START_SHARE, Budget, refuse_missing_numbers, solve_mip
-from odtmip.results import SolveResult, Status
-from odtmip.solvers import CHECKED_MODELS
+from odtmip.solving.pipeline import WARM_START_SHARE, Budget, refuse_missing_numbers, solve_mip, solve_problem
+from odtmip.solving.solvers import CHECKED_MODELS
 
 #: The formulations that state a DP equivalent (read from the solver table, which imports no engine).
 MODELS = CHECKED_MODELS
@@ -102,10 +102,10 @@ def check(data: Dataset, model: str = "gunluk", max_depth: int | None = None, ti
 
     ``max_depth`` (binoct and oct need it; without it Günlük's ``topology`` decides), ``time_limit`` and
     ``options`` are checked as ``odtmip.solve`` checks them. ``time_limit`` covers the whole check: the DP solves
-    share :data:`~odtmip.pipeline.WARM_START_SHARE` of it, as a warm start does, and the MIP gets the rest. The DP
-    problem is solved once: its trees are also the MIP's warm start (unless ``warm_start`` says otherwise). The
+    share :data:`~odtmip.solving.pipeline.WARM_START_SHARE` of it, as a warm start does, and the MIP gets the rest. The
+    DP problem is solved once: its trees are also the MIP's warm start (unless ``warm_start`` says otherwise). The
     MIP's bound and status are what the model proves by itself (without the DP's bound,
-    :func:`~odtmip.pipeline.dp_lower_bound`), so that a verdict never rests on the DP alone.
+    :func:`~odtmip.solving.pipeline.dp_lower_bound`), so that a verdict never rests on the DP alone.
     """
     budget = Budget(time_limit)
     refuse_missing_numbers(_checkable(model), data)
@@ -113,8 +113,8 @@ def check(data: Dataset, model: str = "gunluk", max_depth: int | None = None, ti
     given = validate(model, **({} if max_depth is None else {"max_depth": max_depth}),
                      **({} if time_limit is None else {"time_limit": time_limit}), **options)
     share = budget.part(WARM_START_SHARE)
-    dp = problem.solve(problem.shallow, share.seconds_left())
-    dp_deep = dp if problem.deep == problem.shallow else problem.solve(problem.deep, share.seconds_left())
+    dp = solve_problem(problem, problem.shallow, share.seconds_left())
+    dp_deep = dp if problem.deep == problem.shallow else solve_problem(problem, problem.deep, share.seconds_left())
     solved = [(problem, depth, result) for depth, result in ((problem.deep, dp_deep), (problem.shallow, dp))]
     warm = given.get("warm_start", "dp") == "dp" or given.get("feed_dp", False)
     if time_limit is not None:
