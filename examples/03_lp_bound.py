@@ -10,7 +10,8 @@ LP "classifies every sample correctly". Its value is ``|I+| + C|I-|``, here simp
 
 This script, on 40 rows of the MONK's problem 1 (``odtmip.core.datasets.load("monk1")``, rows drawn with seed 0):
 
-1. solves the LP relaxation at depths 1, 2 and 3, without and with the anchors (13), next to the optimum;
+1. solves the LP relaxation at depths 1, 2 and 3, without and with the anchors (13), next to the optimum (the
+   DP's over the model's splits, exact) and the model itself, warm-started from the DP, within 60 s;
 2. solves the relaxed model itself (:func:`odtmip.models.solve_model` after Pyomo's ``core.relax_integer_vars``),
    then builds the paper's fractional point by hand (z = 1/2 on the columns of one group, c = 1/2 at depth 2,
    1/4 at depth 3) and checks every row of the relaxed model: it is feasible, with value N;
@@ -23,7 +24,9 @@ Known results (the test suite checks them): at depth 1 the LP bound is tight, 28
 misclassified); at depths 2 and 3 the LP value is 40 = N with and without anchors, while the optima are 34 and 39
 correct (6 and 1 misclassified), and the hand-built fractional point satisfies every row with value 40. The
 anchors add one row per feature group and anchor node: 6 rows at depth 2 (the root), 18 at depth 3 (the root and
-its two children). On tic-tac-toe the LP value is 958 without anchors and 14344/15 with them.
+its two children). On tic-tac-toe the LP value is 958 without anchors and 14344/15 with them. Whether HiGHS proves
+the optimum within the time limit depends on the machine (at depth 3 it takes seconds), so the script checks what
+holds at any speed: the model's bound <= the optimum <= its best tree.
 """
 
 import time
@@ -34,6 +37,8 @@ import pyomo.environ as pyo
 import odtmip
 from odtmip.core.datasets import load
 from odtmip.models import gunluk, lp_relaxation, model_statistics, solve_model
+from odtmip.solving.check import dp_problem
+from odtmip.solving.pipeline import solve_problem
 
 N, SEED, DEPTHS = 40, 0, (1, 2, 3)
 
@@ -51,9 +56,13 @@ def main(verbose: bool = True) -> dict:
     say(f"data: {data.describe()}")
 
     # 1. LP relaxation and optimum of (8) for each depth, without and with the anchors (13). The model maximises
-    #    the number of correctly classified samples (8a); odtmip's results count misclassifications.
-    lp, correct, nodes, seconds, rows = {}, {}, {}, {}, {}
+    #    the number of correctly classified samples (8a); odtmip's results count misclassifications. The optimum
+    #    is the DP's over the model's splits (odtmip check's problem: the same optimum, found in milliseconds).
+    lp, correct, status, nodes, seconds, rows = {}, {}, {}, {}, {}, {}
     for depth in DEPTHS:
+        problem = dp_problem(data, "gunluk", depth)
+        optimum = problem.in_model_units(solve_problem(problem, depth).objective)
+        correct[depth] = data.n_samples - optimum
         for anchors in (False, True):
             options = gunluk.GunlukOptions(topology=f"balanced-{depth}", anchors=anchors)
             m = gunluk.build_model(data, options)
@@ -62,13 +71,14 @@ def main(verbose: bool = True) -> dict:
             start = time.perf_counter()
             result = odtmip.solve(data, "gunluk", options=options, warm_start="dp", time_limit=60)
             seconds[depth, anchors] = time.perf_counter() - start
-            assert result.status is odtmip.Status.OPTIMAL
-            correct[depth, anchors] = data.n_samples - result.objective
+            # proven or stopped by the time limit, the bound and the best tree bracket the optimum
+            assert result.bound <= optimum + 1e-6 and optimum <= result.objective
+            status[depth, anchors] = result.status.value
             nodes[depth, anchors] = result.stats["nodes"]
-    say("\ndepth  anchors  LP bound (correct)  optimum (correct)  B&B nodes  seconds")
+    say("\ndepth  anchors  LP bound (correct)  optimum (correct)  MIP status  B&B nodes  seconds")
     for (depth, anchors), value in lp.items():
-        say(f"{depth:5d}  {anchors!s:7}  {value:18g}  {correct[depth, anchors]:17g}  {nodes[depth, anchors]:9d}"
-            f"  {seconds[depth, anchors]:7.2f}")
+        say(f"{depth:5d}  {anchors!s:7}  {value:18g}  {correct[depth]:17g}  {status[depth, anchors]:>10}"
+            f"  {nodes[depth, anchors]:9d}  {seconds[depth, anchors]:7.2f}")
 
     # 2. The fractional point behind the trivial bound. HiGHS finds an LP optimum of value N ...
     m = gunluk.build_model(data, gunluk.GunlukOptions(topology="balanced-2", anchors=False))
@@ -102,7 +112,7 @@ def main(verbose: bool = True) -> dict:
         "tic_tac_toe_lp": board_lp,
         "n_samples": data.n_samples,
         "lp": {f"{depth}{'+anchors' if anchors else ''}": value for (depth, anchors), value in lp.items()},
-        "correct": {depth: correct[depth, False] for depth in DEPTHS},
+        "correct": correct,
         "anchor_rows": {depth: rows[depth, True] - rows[depth, False] for depth in DEPTHS},
         "relaxed_value": run.objective,
         "half_point": half_point,
@@ -143,7 +153,7 @@ def plot(n: int, lp: dict, correct: dict):
     fig, ax = plt.subplots(figsize=(6, 3.5))
     x = np.arange(len(DEPTHS))
     ax.bar(x - 0.2, [lp[d, False] for d in DEPTHS], 0.4, label="LP relaxation of (8)")
-    ax.bar(x + 0.2, [correct[d, False] for d in DEPTHS], 0.4, label="optimum of (8)")
+    ax.bar(x + 0.2, [correct[d] for d in DEPTHS], 0.4, label="optimum of (8)")
     ax.axhline(n, color="grey", linestyle="--", linewidth=1, label=f"N = {n}")
     ax.set_xticks(x, [f"depth {d}" for d in DEPTHS])
     ax.set_ylabel("correctly classified samples")

@@ -68,7 +68,7 @@ def test_lp_bound_example(tmp_path):
     # [GKLMS] §4.3: from two levels on the LP relaxation of (8) "classifies" all N samples, anchors or not;
     # at depth 1 it is tight
     assert out["lp"] == {"1": 28, "1+anchors": 28, "2": 40, "2+anchors": 40, "3": 40, "3+anchors": 40}
-    assert out["correct"] == {1: 28, 2: 34, 3: 39}
+    assert out["correct"] == {1: 28, 2: 34, 3: 39}  # the DP's optima; each MIP's bound and tree bracket them
     assert out["anchor_rows"] == {1: 0, 2: 6, 3: 18}  # (13): one row per group (6) and anchor node
     assert out["relaxed_value"] == pytest.approx(40)
     # the fractional point behind the bound (z = 1/2, c = 1/2^(depth-1)) satisfies every row, with value N
@@ -81,8 +81,10 @@ def test_lp_bound_example(tmp_path):
 @pytest.mark.highs
 def test_warm_start_example(tmp_path):
     out = load_example("04_warm_start").main(verbose=False)
-    assert out["status"] == {"none": Status.OPTIMAL, "dp": Status.OPTIMAL}
-    assert out["objective"]["none"] == out["objective"]["dp"] == pytest.approx(1 / 40)  # one error, L_hat = 40
+    assert out["optimum"] == pytest.approx(1 / 40)  # the DP's: one error, L_hat = 40
+    # a proof within the time limit depends on the machine, so the example asserts bound <= optimum <= objective
+    # for both runs; the warm run starts from the optimum, so its tree is optimal
+    assert out["objective"]["dp"] == pytest.approx(1 / 40)
     assert out["misclassified"] == 1
     assert out["accepted"] == {"none": None, "dp": True}  # the DP start is a feasible point HiGHS kept
     assert out["warm_start_objective"] == pytest.approx(1 / 40)  # and it was already optimal
@@ -114,7 +116,8 @@ def test_binoct_trie_example(tmp_path):
 @pytest.mark.highs
 def test_sensitivity_example(tmp_path):
     out = load_example("07_sensitivity").main(verbose=False)
-    assert out["missed"] == [0, 0, 1, 2, 5, 6, 6]  # tau = 0, 0.5, ..., 1.0
+    assert out["optima"] == [0, 0, 1, 2, 5, 6, 6]  # tau = 0, 0.5, ..., 1.0, the DP's
+    assert out["missed"] == out["optima"]  # each MIP starts from the optimum: its tree is optimal, proven or not
     assert out["required"] == [0, 9, 11, 13, 15, 17, 18]  # ceil(18 tau), exact
     assert all(tn >= need for tn, need in zip(out["tn"], out["required"], strict=True))
     assert out["rates"][0] == (0, 1)  # tau = 0: the all-positive tree
@@ -124,7 +127,7 @@ def test_sensitivity_example(tmp_path):
 def test_pareto_front_example(tmp_path):
     out = load_example("08_pareto_front").main(verbose=False)
     assert out["pairs"] == [(0, 6), (2, 5), (4, 3), (5, 2), (6, 1), (9, 0)]
-    assert out["from_front"] == out["from_dp"] == [0, 0, 1, 2, 5, 6, 6]  # = example 07's MIP optima
+    assert out["from_front"] == out["from_dp"] == [0, 0, 1, 2, 5, 6, 6]  # = example 07's optima
     assert out["accuracy"] == out["front_accuracy"] == 6
     assert out["f1"] in out["pairs"]  # the F1 optimum is a point of the front
     assert_plots(out["figure"], tmp_path)
