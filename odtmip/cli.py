@@ -382,7 +382,7 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # the Python docs' recipe: no traceback, and nothing more for stdout at exit
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return _BROKEN_PIPE
-    except (OdtmipError, FileNotFoundError) as err:
+    except (OdtmipError, OSError) as err:  # OSError: a file that cannot be read or written
         print(f"odtmip: error: {err}", file=sys.stderr)
         return 2
 

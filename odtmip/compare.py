@@ -808,6 +808,8 @@ def plot_all(df: pd.DataFrame, directory: str | os.PathLike) -> list[Path]:
 # ============================================================================================ command line
 def add_compare_command(subparsers) -> argparse.ArgumentParser:
     """Add ``odtmip compare`` to the subcommands of the ``odtmip`` parser; run it with :func:`run_compare`."""
+    from odtmip.deploy import output_file  # the command line's (odtmip imports this module first)
+
     p = subparsers.add_parser("compare", help="compare MIP formulations on datasets and depths",
                               description="Run every formulation variant on every dataset and depth (with the "
                                           "DP as reference) and tabulate the runs.")
@@ -823,11 +825,11 @@ def add_compare_command(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="concurrent runs (-1: one per core)")
     p.add_argument("--backend", choices=BACKENDS, default="local", help="local (joblib), dask or ray")
     p.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler or Ray cluster address")
-    p.add_argument("--store", metavar="FILE.jsonl",
+    p.add_argument("--store", metavar="FILE.jsonl", type=output_file,
                    help="finished runs, one JSON line each; a rerun skips them (default: --output with .jsonl)")
-    p.add_argument("--output", metavar="FILE", help="the table of runs, .csv or .parquet")
-    p.add_argument("--markdown", metavar="FILE", help="write the Markdown table here")
-    p.add_argument("--latex", metavar="FILE", help="write the LaTeX table here")
+    p.add_argument("--output", metavar="FILE", type=output_file, help="the table of runs, .csv or .parquet")
+    p.add_argument("--markdown", metavar="FILE", type=output_file, help="write the Markdown table here")
+    p.add_argument("--latex", metavar="FILE", type=output_file, help="write the LaTeX table here")
     p.add_argument("--plot-dir", metavar="DIR", help="write profile.png, gaps.png and bounds.png here")
     p.add_argument("--values", nargs="+", default=["misclassifications", "proof_seconds"], choices=COLUMNS,
                    metavar="COL", help="the columns of the tables (default: misclassifications proof_seconds)")

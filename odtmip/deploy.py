@@ -35,12 +35,12 @@ import pandas as pd
 
 from odtmip import __version__, datasets
 from odtmip.data import Dataset
-from odtmip.exceptions import DataError, FormatError, OptionError
+from odtmip.exceptions import DataError, FormatError
 from odtmip.results import SolveResult
 from odtmip.tree import Tree
 
 __all__ = ["FORMAT", "KINDS", "VERSION", "SavedTree", "add_fit_options", "add_predict_command", "add_show_command",
-           "run_predict", "run_show", "save_fit", "split_weight"]
+           "image_file", "output_file", "run_predict", "run_show", "save_fit", "split_weight"]
 
 FORMAT = "odtmip-tree"
 VERSION = 1
@@ -137,11 +137,37 @@ class SavedTree:
         return "\n".join(lines)
 
 
+# ============================================================================================ files the commands write
+def output_file(text: str) -> str:
+    """An argparse type for a file a command writes: its folder must exist, so that a missing one is refused when
+    the command line is read, before any work."""
+    folder = Path(text).parent
+    if not folder.is_dir():
+        raise argparse.ArgumentTypeError(f"cannot write {text}: folder {str(folder)!r} "
+                                         f"{'is not a folder' if folder.exists() else 'does not exist'}")
+    return text
+
+
+def image_file(text: str) -> str:
+    """An argparse type for a file matplotlib draws into: :func:`output_file`, named with the extension of an image
+    format matplotlib writes (matplotlib picks the format by it)."""
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise argparse.ArgumentTypeError("drawing needs matplotlib: pip install 'odtmip[plot]'") from None
+    formats = Figure().canvas.get_supported_filetypes()
+    if Path(text).suffix.lower().lstrip(".") not in formats:
+        raise argparse.ArgumentTypeError(f"cannot draw into {text}: name the file with the extension of a format "
+                                         f"matplotlib writes ({', '.join(sorted(formats))})")
+    return output_file(text)
+
+
 # ============================================================================================ fit --weight/--save
 def add_fit_options(fit: argparse.ArgumentParser) -> None:
     """``--save FILE`` and ``--weight COLUMN`` for ``odtmip fit``."""
-    fit.add_argument("--save", metavar="FILE", help="write the tree and what prediction needs to FILE (JSON), for "
-                                                    "`odtmip predict` and `odtmip show`")
+    fit.add_argument("--save", metavar="FILE", type=output_file,
+                     help="write the tree and what prediction needs to FILE (JSON), for `odtmip predict` and "
+                          "`odtmip show`")
     fit.add_argument("--weight", metavar="COL", help="the sample-weight column (non-negative numbers; left out of "
                                                      "the features)")
 
@@ -194,7 +220,7 @@ def add_predict_command(subparsers) -> argparse.ArgumentParser:
                               description="Label every row of DATA with the tree in TREE; one CSV row per data row.")
     p.add_argument("tree", metavar="TREE", help="a tree file written by `odtmip fit ... --save TREE`")
     p.add_argument("data", metavar="DATA", help="a bundled dataset name or a file path (read as `odtmip fit` does)")
-    p.add_argument("--output", metavar="FILE", help="write the CSV here (default: stdout)")
+    p.add_argument("--output", metavar="FILE", type=output_file, help="write the CSV here (default: stdout)")
     p.add_argument("--proba", action="store_true", help="also one column proba_<label> per class")
     g = p.add_argument_group("reading DATA")
     g.add_argument("--format", choices=["csv", "arff", "dl85", "txt"], help="file format (default: from the name)")
@@ -241,7 +267,8 @@ def add_show_command(subparsers) -> argparse.ArgumentParser:
     p.add_argument("tree", metavar="TREE", help="a tree file written by `odtmip fit ... --save TREE`")
     how = p.add_mutually_exclusive_group()
     how.add_argument("--dot", action="store_true", help="print Graphviz DOT source instead of text")
-    how.add_argument("--png", metavar="FILE", help="draw the tree into FILE with matplotlib (the plot extra)")
+    how.add_argument("--png", metavar="FILE", type=image_file,
+                     help="draw the tree into FILE with matplotlib (the plot extra)")
     return p
 
 
@@ -259,13 +286,11 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def _draw(tree: Tree, path) -> None:
-    try:
-        import matplotlib
+    import matplotlib  # there: --png is an image_file
 
-        matplotlib.use("Agg")  # a file, never a window
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise OptionError("--png needs matplotlib: pip install 'odtmip[plot]'") from None
+    matplotlib.use("Agg")  # a file, never a window
+    import matplotlib.pyplot as plt
+
     ax = tree.plot()
     ax.figure.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(ax.figure)

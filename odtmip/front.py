@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from odtmip.data import Dataset
+from odtmip.deploy import image_file
 from odtmip.dp.pareto import ParetoFront, ParetoSolver, confusion
 from odtmip.exceptions import OptionError
 from odtmip.solvers import solve
@@ -28,7 +29,7 @@ def add_front_command(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--positive", metavar="LABEL", help="the positive class (default: the second label in sorted order)")
     p.add_argument("--time-limit", type=float, metavar="S", help="seconds; at the limit the trees found so far")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    p.add_argument("--plot", metavar="FILE",
+    p.add_argument("--plot", metavar="FILE", type=image_file,
                    help="draw the front in sensitivity/specificity space to FILE (.png, .pdf)")
     return p
 
