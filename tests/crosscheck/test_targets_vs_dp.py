@@ -35,6 +35,18 @@ def test_mip_optimum_under_a_target_equals_the_dp(model, target, seed):
 
 
 @pytest.mark.parametrize("model", ["gunluk", "binoct", "oct"])
+@pytest.mark.parametrize("c", [0.2, 5.0])
+def test_mip_optimum_with_a_class_weight_equals_the_dp(model, c):
+    # regression: BinOCT's DP problem over every midpoint (thresholds="all") left the class weight out
+    data = mixed_data(0, n=16, max_weight=None)
+    problem = dp_problem(data, model, 1, class_weight=c)
+    dp = problem.solve(1)
+    mip = solve_mip(model, data, 1, warm_start="none", class_weight=c)
+    assert dp.status is Status.OPTIMAL and mip.status is Status.OPTIMAL
+    assert mip.objective == pytest.approx(problem.in_model_units(dp.objective))
+
+
+@pytest.mark.parametrize("model", ["gunluk", "binoct", "oct"])
 def test_class_weight_and_the_check_verdict(model):
     data = mixed_data(2, n=16, max_weight=None)
     for options in ({"class_weight": 3.0}, {"min_sensitivity": 0.75}):
