@@ -285,6 +285,10 @@ def _check_weights(w, n: int) -> np.ndarray | None:
         raise DataError("sample_weight has NaN or infinite entries")
     if (w < 0).any():
         raise DataError("sample_weight has negative entries")
-    if w.sum() <= 0:
+    total = w.sum()
+    if total <= 0:
         raise DataError("sample_weight sums to zero")
+    if not np.isfinite(total):
+        raise DataError(f"sample_weight sums to more than the largest float ({np.finfo(float).max:.3g}); scale the "
+                        "weights down")
     return w

@@ -906,7 +906,7 @@ OPTIONS = (
     Option("order_symmetry", (Boolean(),), False, None,
            "the w = 1 symmetry breaking of [GKLMS] §4.4-4.5 (instead of anchors)"),
     Option("max_card", (Interval(int, 1),), None, "no limit", "max.card of categorical subsets, [GKLMS] §4.5"),
-    Option("class_weight", (Interval(float, 0, None, "neither"),), 1.0, None,
+    Option("class_weight", (rates.CLASS_WEIGHT,), 1.0, None,
            "C of [GKLMS] (8a): weight of a correct negative"),
     Option("min_specificity", (Interval(float, 0, 1),), None, "no target",
            "maximise sensitivity s.t. TNR >= T, [GKLMS] §4.6 (corrected (15))"),

@@ -34,10 +34,17 @@ from odtmip.metrics import count_target
 from odtmip.options import Interval, Option
 from odtmip.tree import Tree
 
+#: The class weights C the formulations take. C is a ratio of the two classes' costs, and HiGHS decides with
+#: tolerances of 1e-9 to 1e-6 relative to the objective's coefficients: near a ratio of 1e6 it no longer tells one
+#: row of the cheap class from rounding, and its claimed optimum fails the check by routing (monk1, depth 2:
+#: Günlük's at C = 1e9, BinOCT's at C = 1e-5); the DP's sums of weights lose whole rows near C = 1e16 and C x weight
+#: overflows near 1e308. The range keeps two orders of magnitude from the first failures; a useful ratio of costs
+#: is far inside it.
+CLASS_WEIGHT = Interval(float, 1e-4, 1e4)
+
 #: The options of every formulation that takes the two-class objectives (fields of its options dataclass).
 OPTIONS = (
-    Option("class_weight", (Interval(float, 0, None, "neither"),), 1.0, None,
-           "C: a misclassified negative costs C (objective FN + C FP)"),
+    Option("class_weight", (CLASS_WEIGHT,), 1.0, None, "C: a misclassified negative costs C (objective FN + C FP)"),
     Option("min_specificity", (Interval(float, 0, 1),), None, "no target",
            "minimise FN s.t. TNR >= T (TN >= ceil(T x negatives), weights), [GKLMS] §4.6"),
     Option("min_sensitivity", (Interval(float, 0, 1),), None, "no target",
@@ -49,9 +56,8 @@ OPTIONS = (
 
 def check_options(options) -> None:
     """The rules of :data:`OPTIONS` that tie fields together (called by the options dataclasses)."""
-    if not (isinstance(options.class_weight, (int, float)) and math.isfinite(options.class_weight)
-            and options.class_weight > 0):
-        raise OptionError(f"class_weight must be a positive number, got {options.class_weight!r}")
+    if not CLASS_WEIGHT.accepts(options.class_weight):
+        raise OptionError(f"class_weight must be {CLASS_WEIGHT}, got {options.class_weight!r}")
     if options.min_specificity is not None and options.min_sensitivity is not None:
         raise OptionError("give min_specificity or min_sensitivity, not both")
     for name in ("min_specificity", "min_sensitivity"):

@@ -128,6 +128,8 @@ _ERRORS = {  # argv (--depth 1 is added) -> the one line on stderr
                        "binoct reads numeric columns as numbers and cannot route missing values (column 'b' has some); "
                        "use dp or gunluk, or drop the column (--drop b)"),
     "verbose-quiet": (["-v", "fit", "label.csv", "--quiet"], "--verbose and --quiet exclude each other"),
+    "class-weight": (["fit", "label.csv", "--solver", "gunluk", "--class-weight", "1e308"],  # was a traceback
+                     "gunluk: class_weight must be a number in [0.0001, 10000], got 1e+308"),
 }
 
 _REFUSED = {  # argv as given -> the start of the one line on stderr: refused as the command line is read

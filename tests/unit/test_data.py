@@ -216,6 +216,7 @@ def test_numpy_input_gets_names_and_numeric_object_columns_stay_numeric():
     (RAW, Y, {"sample_weight": [1, -2, 3, 4, 5, 6]}, "negative"),
     (RAW, Y, {"sample_weight": [1, np.nan, 3, 4, 5, 6]}, "NaN"),
     (RAW, Y, {"sample_weight": [0] * 6}, "sums to zero"),
+    (RAW, Y, {"sample_weight": [1e308] * 6}, r"sums to more than the largest float \(1.8e\+308\); scale"),
     (RAW, Y, {"categorical": ["nope"]}, r"categorical column\(s\) \['nope'\] not in the data"),
     (RAW, Y, {"feature_names": ["a"]}, "only for array input"),
     (RAW.assign(shape=["a", "a ", "b", "a", "b", "b"]), Y, {},
