@@ -15,6 +15,7 @@ import logging
 import math
 import os
 import sys
+import warnings
 
 from odtmip import __version__, datasets, deploy, metrics, progress
 from odtmip.check import MODELS
@@ -139,8 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
     front = add_front_command(sub)
     _add_data_options(front)
     _add_verbosity(front)
-    deploy.add_predict_command(sub)
-    deploy.add_show_command(sub)
+    _add_verbosity(deploy.add_predict_command(sub))
+    _add_verbosity(deploy.add_show_command(sub))
     return parser
 
 
@@ -358,6 +359,11 @@ def _cmd_datasets(args) -> int:
     return 0
 
 
+def _log_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A Python warning (e.g. unseen categories in ``odtmip predict``) as one log line, which --quiet silences."""
+    log.warning("%s", message)
+
+
 def main(argv=None) -> int:
     """Entry point of the ``odtmip`` console script."""
     try:
@@ -374,9 +380,11 @@ def main(argv=None) -> int:
     # progress lines of long solves (odtmip.progress): on a terminal, or with -v; never with --quiet
     progress.logger.setLevel(logging.INFO if not quiet and (verbose or sys.stderr.isatty()) else logging.WARNING)
     try:
-        code = {"fit": _cmd_fit, "check": _cmd_check, "datasets": _cmd_datasets,
-                "compare": run_compare, "front": run_front, "predict": deploy.run_predict,
-                "show": deploy.run_show}[args.command](args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _log_warning
+            code = {"fit": _cmd_fit, "check": _cmd_check, "datasets": _cmd_datasets,
+                    "compare": run_compare, "front": run_front, "predict": deploy.run_predict,
+                    "show": deploy.run_show}[args.command](args)
         sys.stdout.flush()  # a closed pipe shows here, inside the try, not at interpreter exit
         return code
     except BrokenPipeError:  # the Python docs' recipe: no traceback, and nothing more for stdout at exit

@@ -22,7 +22,7 @@ import pandas as pd
 
 from odtmip.binarize import Binarizer, BinaryColumn, Group, whitespace_twins
 from odtmip.exceptions import DataError
-from odtmip.tree import Split, Tree
+from odtmip.tree import MISSING, Split, Tree
 
 #: A numeric target with more distinct values than this may be a regression target (see the module docstring).
 MAX_NUMERIC_CLASSES = 20
@@ -61,6 +61,8 @@ class Dataset:
     ----------
     target : str or None
         The name of the label column (``y.name``), for messages and reports.
+    named_columns : bool
+        ``X`` was a DataFrame with text column names (scikit-learn's "fitted with feature names").
 
     Examples
     --------
@@ -79,6 +81,7 @@ class Dataset:
                  allow_many_levels: bool = False):
         name = y.name if isinstance(y, pd.Series) else None
         self.target = None if name is None else str(name)
+        self.named_columns = isinstance(X, pd.DataFrame) and all(isinstance(c, str) for c in X.columns)
         self.X = _as_frame(X, feature_names, self.target)
         self.y, self.classes_ = encode_labels(y, len(self.X), force_classification)
         self.sample_weight = _check_weights(sample_weight, len(self.X))
@@ -129,6 +132,13 @@ class Dataset:
         return self.encoder.groups_
 
     @property
+    def levels(self) -> dict[str, tuple]:
+        """The values of each categorical column, missing values aside: what its trees compare prediction data
+        with (:meth:`odtmip.tree.Tree.check_input`)."""
+        return {self.feature_names[g.column]: tuple(v for v in g.levels if v != MISSING)
+                for g in self.groups if g.kind == "categorical"}
+
+    @property
     def weights(self) -> np.ndarray:
         """Sample weights as an array (ones when none were given)."""
         return np.ones(self.n_samples) if self.sample_weight is None else self.sample_weight
@@ -140,7 +150,7 @@ class Dataset:
 
     def new_tree(self, spec) -> Tree:
         """A :class:`Tree` over this data's raw columns with leaf counts from the training rows."""
-        tree = Tree(spec, self.feature_names, self.classes_)
+        tree = Tree(spec, self.feature_names, self.classes_, levels=self.levels, named_columns=self.named_columns)
         return tree.fit_counts(self.X, self.y, self.sample_weight)
 
     def derive(self, columns: Sequence[BinaryColumn]) -> Dataset:

@@ -10,13 +10,16 @@ once can label new data anywhere odtmip is installed::
                   {"name": "age", "kind": "numeric"}],    #   "binary", "categorical" or "numeric"
      "fit": {"solver": "dp", "status": "optimal", "stop_reason": "solved", "objective": 0.0, "bound": 0.0,
              "gap": 0.0, "seconds": 0.01, "n_samples": 432, "options": {"max_depth": 2}},
-     "tree": {...}}                                       # odtmip.Tree.to_dict(): splits, class labels, leaf counts
+     "tree": {...}}                                       # odtmip.Tree.to_dict(): splits, class labels, leaf counts,
+                                                          #   the categorical columns' training values
 
 ``version`` grows when the layout changes; a file of a newer version is refused with a message, never misread.
 
-``odtmip predict`` reads new data with the same reader as ``odtmip fit`` (a categorical column is read as text
-again, even when its values look like numbers), takes the tree's columns by name -- a missing one is an error that
-names it; extra columns, the target among them, are ignored -- and writes one CSV row per data row: the predicted
+``odtmip predict`` reads new data with the same reader as ``odtmip fit`` (a categorical column whose training values
+were text is read as text again, even when its values look like numbers), takes the tree's columns by name -- a
+missing one is an error that names it; extra columns, the target among them, are ignored -- compares the
+categorical values with the training data's (:meth:`odtmip.tree.Tree.check_input`: a warning for values never seen,
+an error for a column none of whose values was seen) and writes one CSV row per data row: the predicted
 label in a column named after the target (``prediction`` when the target is unknown) and, with ``--proba``, one
 column ``proba_<label>`` per class holding the weighted class frequencies of the training rows in the row's leaf.
 """
@@ -239,10 +242,12 @@ def read_data(saved: SavedTree, args) -> pd.DataFrame:
         return pd.concat([first, rest], axis=1)
 
     frame = read(())
-    categorical = [name for name, kind in saved.features.items() if kind == "categorical" and name in frame.columns
-                   and not isinstance(frame[name].dtype, pd.CategoricalDtype)]
-    if categorical:  # read those as text again, as `odtmip fit --categorical` did
-        frame = read(categorical)
+    levels = saved.tree.levels  # none in a file of an odtmip that did not record them: read as text
+    text = [name for name, kind in saved.features.items() if kind == "categorical" and name in frame.columns
+            and not isinstance(frame[name].dtype, pd.CategoricalDtype)
+            and any(isinstance(v, str) for v in levels.get(name, ("text",)))]
+    if text:  # read those as text again, as `odtmip fit --categorical` did
+        frame = read(text)
     return saved.columns_of(frame, args.data)
 
 
@@ -251,9 +256,11 @@ def run_predict(args: argparse.Namespace) -> int:
     saved = SavedTree.read(args.tree)
     X = read_data(saved, args)
     tree = saved.tree
-    out = pd.DataFrame({saved.target or "prediction": tree.predict(X)})
+    tree.check_input(X)
+    leaves = tree.apply(X)
+    out = pd.DataFrame({saved.target or "prediction": np.asarray(tree.classes)[tree.labels_at(leaves)]})
     if args.proba:
-        proba = tree.predict_proba(X)
+        proba = tree.leaf_proba()[leaves]
         for k, label in enumerate(tree.classes):
             out[f"proba_{label}"] = proba[:, k]
     out.to_csv(args.output if args.output is not None else sys.stdout, index=False, lineterminator="\n")

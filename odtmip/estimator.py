@@ -25,9 +25,10 @@ How the data is encoded
   and the DP's work grows with their square: on large continuous data ``n_thresholds=k`` keeps the k quantile
   thresholds of each column, and the fit is exact over those.
 * **pandas DataFrames** keep their dtypes: ``category``, ``object`` and ``string`` columns become categorical
-  feature groups (subset splits; a level not seen in training goes left), numeric columns are encoded as above,
-  and ``feature_names_in_`` holds the column names. ``predict`` then needs the same columns (by name, in the
-  same order, as scikit-learn checks).
+  feature groups (subset splits; a level not seen in training goes left, with an
+  :class:`~odtmip.exceptions.UnseenCategoryWarning`, and a column none of whose values training saw is an error:
+  :meth:`odtmip.tree.Tree.check_input`), numeric columns are encoded as above, and ``feature_names_in_`` holds the
+  column names. ``predict`` then needs the same columns (by name, in the same order, as scikit-learn checks).
 
 Rows with zero sample weight are left out before encoding, so that fitting with integer weights is fitting on
 repeated rows (the thresholds come from the rows that count).
@@ -305,11 +306,15 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
 
     # -------------------------------------------------------------------------------------------- predict
     def _checked(self, X):
-        """``X`` for prediction, checked against the fit as scikit-learn does (a DataFrame is kept as it is)."""
+        """``X`` for prediction, checked against the fit as scikit-learn does (a DataFrame is kept as it is), and
+        its categorical values against the training data's (:meth:`odtmip.tree.Tree.check_input`)."""
         check_is_fitted(self)
         if isinstance(X, pd.DataFrame):
-            return self._checked_frame(X, reset=False)
-        return validate_data(self, X, reset=False, ensure_all_finite=self._finite_or_nan())
+            X = self._checked_frame(X, reset=False)
+        else:
+            X = validate_data(self, X, reset=False, ensure_all_finite=self._finite_or_nan())
+        self.tree_.check_input(X, feature_names=False)  # validate_data has compared the names
+        return X
 
     def _checked_frame(self, X: pd.DataFrame, reset: bool) -> pd.DataFrame:
         """A DataFrame's names and width checked (and set, ``reset``) as scikit-learn does; numbers may be missing
@@ -350,7 +355,7 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
             Columns in the order of ``classes_``.
         """
         X = self._checked(X)
-        return self.tree_.predict_proba(X)
+        return self.tree_.leaf_proba()[self.tree_.apply(X)]
 
     def apply(self, X) -> np.ndarray:
         """The index (into ``tree_.nodes``) of the leaf each row of ``X`` reaches.
