@@ -40,7 +40,7 @@ import pandas as pd
 
 from odtmip.exceptions import DataError, OptionError, ResourceError
 from odtmip.options import MEMORY_LIMIT
-from odtmip.tree import MISSING, Split
+from odtmip.tree import MISSING, Split, _native
 
 NUMERIC_ENCODINGS = ("auto", "buckets", "thresholds")
 
@@ -285,7 +285,3 @@ def whitespace_twins(values) -> tuple | None:
 
 def _is_numeric(x: pd.Series) -> bool:
     return pd.api.types.is_numeric_dtype(x.dtype) or x.dtype == bool
-
-
-def _native(v):
-    return v.item() if isinstance(v, np.generic) else v

@@ -22,7 +22,7 @@ import pandas as pd
 
 from odtmip.binarize import Binarizer, BinaryColumn, Group, whitespace_twins
 from odtmip.exceptions import DataError
-from odtmip.tree import MISSING, Split, Tree
+from odtmip.tree import MISSING, Split, Tree, _native
 
 #: A numeric target with more distinct values than this may be a regression target (see the module docstring).
 MAX_NUMERIC_CLASSES = 20
@@ -210,10 +210,7 @@ def encode_labels(y, n_rows: int | None = None, force_classification: bool = Fal
         raise DataError(f"X has {n_rows} rows but y has {len(y)} labels")
     if len(y) == 0:
         raise DataError("the data is empty (no rows)")
-    if y.isna().all():
-        raise DataError(f"{name} has no labels (all {len(y)} values are missing); choose the label column (--target)")
-    if y.isna().any():
-        raise DataError(f"{name} has {int(y.isna().sum())} missing label(s); drop those rows first")
+    refuse_missing_labels(y, name)
     if not force_classification:
         _refuse_non_labels(y, name)
     try:
@@ -221,12 +218,21 @@ def encode_labels(y, n_rows: int | None = None, force_classification: bool = Fal
     except TypeError:
         raise DataError("labels mix incomparable types (e.g. numbers and strings)") from None
     if len(classes) < 2:
-        raise DataError(f"{name} has a single class ({classes[0]!r}); a classification tree needs at least two")
+        raise DataError(f"{name} has a single class ({_native(classes[0])!r}); a classification tree needs at "
+                        "least two")
     twins = whitespace_twins(classes)
     if twins:
         raise DataError(f"{name} has labels that differ only in surrounding whitespace ({twins[0]!r} and "
                         f"{twins[1]!r}); strip them")
     return codes.astype(np.int64).ravel(), classes
+
+
+def refuse_missing_labels(y: pd.Series, name: str = "y") -> None:
+    """A DataError when labels ``y`` are missing: all of them (the wrong column?) or some (counted)."""
+    if y.isna().all():
+        raise DataError(f"{name} has no labels (all {len(y)} values are missing); choose the label column (--target)")
+    if y.isna().any():
+        raise DataError(f"{name} has {int(y.isna().sum())} missing label(s); drop those rows first")
 
 
 def _refuse_non_labels(y: pd.Series, name: str) -> None:

@@ -61,12 +61,13 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d, validate_data
 
 from odtmip.binarize import NUMERIC_ENCODINGS
-from odtmip.data import Dataset
+from odtmip.data import Dataset, refuse_missing_labels
 from odtmip.exceptions import NotProvenOptimalWarning, NoTreeError, OptionError
 from odtmip.models import FORMULATIONS
 from odtmip.options import OPTIONS, REQUIRED, validate
 from odtmip.results import Status
 from odtmip.solvers import SOLVERS, solve
+from odtmip.tree import _native
 
 __all__ = ["OptimalTreeClassifier"]
 
@@ -232,6 +233,8 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
         self : OptimalTreeClassifier
         """
         options = self._solver_options()
+        if y is not None:  # scikit-learn's words would be of NaN or of a regression target
+            refuse_missing_labels(pd.Series(np.asarray(y, dtype=object).ravel()))
         if isinstance(X, pd.DataFrame):  # kept as it is, for its dtypes (categorical columns)
             X = self._checked_frame(X, reset=True)
             y = column_or_1d(y, warn=True)
@@ -246,7 +249,8 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
             y, weights = y[keep], weights[keep]
         self.classes_ = np.unique(y)
         if len(self.classes_) < 2:
-            raise ValueError(f"y has one class ({self.classes_[0]!r}); a classification tree needs at least two")
+            raise ValueError(f"y has one class ({_native(self.classes_[0])!r}); a classification tree needs at "
+                             "least two")
         data = Dataset(X, y, weights, numeric=self.numeric, n_thresholds=self.n_thresholds,
                        n_buckets=self.n_buckets, force_classification=True)
         result = solve(data, self.solver, **options)

@@ -208,6 +208,7 @@ def test_numpy_input_gets_names_and_numeric_object_columns_stay_numeric():
     (RAW.iloc[:0], [], {}, "empty"),
     (RAW.iloc[:, :0], Y, {}, "X has 6 rows but no feature columns"),
     (RAW, ["yes"] * 6, {}, "single class"),
+    (RAW, np.ones(6, dtype=np.int64), {}, r"^y has a single class \(1\); a classification"),  # not np.int64(1)
     (RAW, ["yes", None, "no", "no", "yes", "no"], {}, "missing label"),
     (RAW, [1, "a", 1, "a", 1, "a"], {}, "incomparable"),
     (RAW.assign(age=np.nan), Y, {}, r"column 'age' has no values \(all 6 are missing\); drop it"),

@@ -249,6 +249,18 @@ def test_bad_parameters_are_a_value_error_naming_them_at_fit(params, message):
         clf.fit(X, y)
 
 
+@pytest.mark.parametrize("y, message", [
+    ([0.0, 1.0, np.nan, 1.0] * 3, r"^y has 3 missing label\(s\); drop those rows first$"),  # was "Input y contains NaN"
+    (pd.Series(["a", "b", None, "b"] * 3), r"^y has 3 missing label\(s\)"),  # was "regression target"
+    (np.ones(12, dtype=np.int64), r"^y has one class \(1\); "),  # was np.int64(1)
+])
+@pytest.mark.parametrize("frame", [False, True])
+def test_labels_that_cannot_be_fitted_are_named_as_they_are(y, message, frame):
+    X = np.arange(12.0).reshape(-1, 1)
+    with pytest.raises(ValueError, match=message):
+        OptimalTreeClassifier(max_depth=1).fit(pd.DataFrame(X, columns=["x"]) if frame else X, y)
+
+
 def test_unknown_keyword_is_a_type_error():
     with pytest.raises(TypeError, match="unexpected keyword argument.*depth"):
         OptimalTreeClassifier(depth=2)
