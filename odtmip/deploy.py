@@ -101,9 +101,14 @@ class SavedTree:
             raise FormatError(f"{path} is not a tree file (not UTF-8 text)") from None
         if not isinstance(d, dict) or d.get("format") != FORMAT:
             raise FormatError(f"{path} is not a tree file (write one with `odtmip fit ... --save FILE`)")
-        if not isinstance(d.get("version"), int) or d["version"] > VERSION:
-            raise FormatError(f"{path} has tree file version {d.get('version')!r}; this odtmip ({__version__}) "
-                              f"reads versions up to {VERSION}: upgrade odtmip")
+        version = d.get("version")
+        if version is None:
+            raise FormatError(f"{path} has no tree file version: not written by `odtmip fit --save`, or edited since")
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            raise FormatError(f"{path}: a damaged tree file (its version {version!r} is not a version number)")
+        if version > VERSION:
+            raise FormatError(f"{path} has tree file version {version}; this odtmip ({__version__}) reads versions up "
+                              f"to {VERSION}: upgrade odtmip")
         try:
             features = {f["name"]: f["kind"] for f in d["features"]}
             tree = Tree.from_dict(d["tree"])

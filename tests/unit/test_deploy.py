@@ -186,7 +186,9 @@ def test_categories_fitted_as_numbers_are_read_as_numbers(capsys, tmp_path):
 @pytest.mark.parametrize("content, message", [
     ("not json", "is not a tree file (not JSON"),
     ('{"tree": {}}', "is not a tree file (write one with `odtmip fit ... --save FILE`)"),
-    (json.dumps({"format": FORMAT, "version": VERSION + 1}), f"has tree file version {VERSION + 1}"),
+    (json.dumps({"format": FORMAT, "version": VERSION + 1}), f"has tree file version {VERSION + 1}; this odtmip"),
+    (json.dumps({"format": FORMAT}), "has no tree file version: not written by `odtmip fit --save`, or edited since"),
+    (json.dumps({"format": FORMAT, "version": "1"}), "a damaged tree file (its version '1' is not a version number)"),
     (json.dumps({"format": FORMAT, "version": VERSION, "features": [], "tree": {"nodes": []}}), "damaged tree file"),
 ])
 @pytest.mark.parametrize("command", ["show", "predict"])
