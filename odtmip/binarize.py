@@ -173,7 +173,7 @@ class Binarizer:
             except TypeError:  # mixed types: keep first-seen order
                 pass
             levels += [MISSING] if (values == MISSING).any() else []
-        _check_levels(name, [v for v in levels if v != MISSING], len(x), self.allow_many_levels)
+        _check_levels(name, [v for v in levels if v != MISSING], values, self.allow_many_levels)
         members = [(f"{name}={v}", Split("subset", (c,), categories=(_native(v),))) for v in levels]
         self._add_group(c, name, "categorical", members, levels=tuple(_native(v) for v in levels))
 
@@ -259,11 +259,18 @@ def _bucket_text(edges: Sequence[float], b: int) -> str:
     return f"({lo}, {edges[b]:.6g}]" if b < len(edges) else f"({lo}, inf)"
 
 
-def _check_levels(name: str, levels: list, n_rows: int, allow_many: bool) -> None:
-    """Refuse the levels of categorical column ``name`` when they look like an identifier or differ only in
-    surrounding whitespace."""
-    if not allow_many and len(levels) > max(MAX_LEVELS, n_rows / 2):
-        raise DataError(f"column {name!r} has {len(levels)} distinct values in {n_rows} rows, like an identifier: "
+def _check_levels(name: str, levels: list, values: pd.Series, allow_many: bool) -> None:
+    """Refuse the levels of categorical column ``name`` (``values``: its values) when they look like an identifier
+    -- or are numbers but for a few, numbers read as text -- or differ only in surrounding whitespace."""
+    if not allow_many and len(levels) > max(MAX_LEVELS, len(values) / 2):
+        numbers = pd.to_numeric(pd.Series(levels, dtype=object), errors="coerce")
+        strays = [v for v, number in zip(levels, numbers, strict=True) if pd.isna(number)]
+        if 2 * len(strays) < len(levels):
+            raise DataError(f"column {name!r} holds numbers but also {len(strays)} non-numeric value(s), in "
+                            f"{int(values.isin(strays).sum())} row(s) (e.g. {strays[0]!r}), so it reads as text with "
+                            f"{len(levels)} distinct values: mark them missing (na_values, --na-values, or replace "
+                            "them with NaN) or clean them")
+        raise DataError(f"column {name!r} has {len(levels)} distinct values in {len(values)} rows, like an identifier: "
                         f"drop it (--drop {name}) or keep it (--allow-many-levels, allow_many_levels=True)")
     twins = whitespace_twins(levels)
     if twins:

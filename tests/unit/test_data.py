@@ -220,6 +220,9 @@ def test_numpy_input_gets_names_and_numeric_object_columns_stay_numeric():
     (RAW, Y, {"sample_weight": [0] * 6}, "sums to zero"),
     (RAW, Y, {"sample_weight": [1e308] * 6}, r"sums to more than the largest float \(1.8e\+308\); scale"),
     (RAW, Y, {"categorical": ["nope"]}, r"categorical column\(s\) \['nope'\] not in the data"),
+    (pd.DataFrame({"a": [*range(29), "n/a"]}), [0, 1] * 15, {},  # was "like an identifier"
+     r"^column 'a' holds numbers but also 1 non-numeric value\(s\), in 1 row\(s\) \(e.g. 'n/a'\), so it reads as "
+     r"text with 30 distinct values: mark them missing \(na_values, --na-values, or replace them with NaN\)"),
     (RAW, Y, {"feature_names": ["a"]}, "only for array input"),
     (RAW.assign(shape=["a", "a ", "b", "a", "b", "b"]), Y, {},
      r"column 'shape' has values that differ only in surrounding whitespace \('a' and 'a '\); strip them"),
