@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from odtmip.exceptions import DataError, OptionError, ResourceError
-from odtmip.options import MEMORY_LIMIT
+from odtmip.options import MEMORY_LIMIT, memory_text
 from odtmip.tree import MISSING, Split, _native
 
 NUMERIC_ENCODINGS = ("auto", "buckets", "thresholds")
@@ -128,7 +128,7 @@ class Binarizer:
         gib = len(X) * len(self.columns_) / 2**30
         if gib > MEMORY_LIMIT:
             raise ResourceError(
-                f"the binary columns of {len(X):,} rows x {len(self.columns_):,} splits would take {gib:.1f} GiB, "
+                f"the binary columns of {len(X):,} rows x {len(self.columns_):,} splits would take {memory_text(gib)}, "
                 f"more than half of physical memory ({MEMORY_LIMIT:g} GiB); encode numeric columns with fewer "
                 "thresholds (n_thresholds) or as buckets")
         cols = raw_columns(X)

@@ -37,8 +37,8 @@ import numpy as np
 from odtmip.exceptions import OptionError
 
 __all__ = ["CONTREE_OPTIONS", "DP_OPTIONS", "MEMORY_LIMIT", "MIN_LEAF", "OPTIONS", "REQUIRED", "TIME_LIMIT", "Boolean",
-           "Choices", "Instance", "Interval", "Option", "defaults", "mip_options", "options_of", "physical_memory_gib",
-           "validate"]
+           "Choices", "Instance", "Interval", "Option", "defaults", "memory_text", "mip_options", "options_of",
+           "physical_memory_gib", "validate"]
 
 
 # ============================================================================================ constraints
@@ -194,6 +194,14 @@ def physical_memory_gib() -> float:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     except (AttributeError, ValueError, OSError):
         return 8.0
+
+
+def memory_text(gib: float) -> str:
+    """A memory size of ``gib`` GiB for messages: GiB from 1 GiB up, MiB below (never "0.0 GiB")."""
+    if gib >= 1:
+        return f"{gib:.1f} GiB"
+    mib = gib * 1024
+    return f"{mib:.0f} MiB" if mib >= 10 else f"{mib:.2g} MiB"
 
 
 def usable_cores() -> int:

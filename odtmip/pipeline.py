@@ -39,6 +39,7 @@ from odtmip.exceptions import DataError, OptionError, ResourceError, Verificatio
 from odtmip.models import FORMULATIONS, _highs
 from odtmip.models._highs import HighsOptions
 from odtmip.models.formulation import MEMORY_LIMIT, DPProblem, Formulation, estimated_memory_gib
+from odtmip.options import memory_text
 from odtmip.results import SolveResult, Status
 from odtmip.tree import Tree
 
@@ -174,7 +175,7 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
     stats["estimated_memory_gib"] = gib = estimated_memory_gib(size)
     if memory_limit is not None and gib > memory_limit:
         raise ResourceError(
-            f"the {name} model would need about {gib:.1f} GiB ({size['n_constraints']:,} rows, "
+            f"the {name} model would need about {memory_text(gib)} ({size['n_constraints']:,} rows, "
             f"{size['n_variables']:,} columns, {size['n_nonzeros']:,} nonzeros), more than memory_limit = "
             f"{memory_limit:g} GiB; use a smaller depth or fewer thresholds/features, or raise memory_limit")
 

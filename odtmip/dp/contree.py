@@ -92,7 +92,7 @@ from odtmip.dp.solver import (
     verify_tree,
 )
 from odtmip.exceptions import OptionError, ResourceError, VerificationError
-from odtmip.options import MEMORY_LIMIT, check_switches
+from odtmip.options import MEMORY_LIMIT, check_switches, memory_text
 from odtmip.results import SolveResult, Status
 from odtmip.tree import Split, branch, leaf
 
@@ -382,7 +382,7 @@ class ContreeSolver:
         cache_gib = kc.tables_gib(self._cache)
         if memory_limit is not None and work_gib + cache_gib > memory_limit:
             raise ResourceError(f"ConTree at depth {d} on {n:,} rows x {F} features would take about "
-                                f"{work_gib + cache_gib:.2f} GiB, more than memory_limit = {memory_limit:g} GiB; "
+                                f"{memory_text(work_gib + cache_gib)}, more than memory_limit = {memory_limit:g} GiB; "
                                 "use fewer rows or features, a smaller depth, or raise memory_limit")
         greedy = self._greedy(prm, d, stats) if o.greedy and d >= 3 and F > 0 else None
         rows = np.arange(n)

@@ -141,7 +141,7 @@ from odtmip.dp.anytime import (
     terminal_solver,
 )
 from odtmip.exceptions import OptionError, ResourceError, VerificationError
-from odtmip.options import MEMORY_LIMIT, check_switches
+from odtmip.options import MEMORY_LIMIT, check_switches, memory_text
 from odtmip.results import SolveResult, Status
 from odtmip.tree import Tree, branch, is_close, leaf
 
@@ -339,8 +339,8 @@ def _runs_pairwise(dataset: Dataset, max_depth, options, memory_limit: float | N
         gib = pairwise.estimated_memory_gib(n, p, K)
         if memory_limit is not None and gib > memory_limit:
             raise ResourceError(f"the pairwise engine on {n:,} rows x {p:,} binary columns ({K} classes) would take "
-                                f"about {gib:.2f} GiB, more than memory_limit = {memory_limit:g} GiB; use the compiled "
-                                "engine (engine='auto' or 'compiled')")
+                                f"about {memory_text(gib)}, more than memory_limit = {memory_limit:g} GiB; use the "
+                                "compiled engine (engine='auto' or 'compiled')")
         return True
     defaults = replace(options, engine="compiled") == DPOptions(engine="compiled")
     return defaults and pairwise.suits(dataset, max_depth, memory_limit)
@@ -593,9 +593,9 @@ class DPSolver:
         if memory_limit is not None and self._arrays_gib > memory_limit:
             raise ResourceError(
                 f"the DP on {n:,} rows x {p:,} binary columns ({K} classes"
-                f"{', frequency counting' if not self._bitset else ''}) would take about {self._arrays_gib:.1f} GiB, "
-                f"more than memory_limit = {memory_limit:g} GiB; use fewer columns (numeric buckets or fewer "
-                "thresholds), fewer rows, or raise memory_limit")
+                f"{', frequency counting' if not self._bitset else ''}) would take about "
+                f"{memory_text(self._arrays_gib)}, more than memory_limit = {memory_limit:g} GiB; use fewer columns "
+                "(numeric buckets or fewer thresholds), fewer rows, or raise memory_limit")
         self._enc = encode_columns(dataset.Xb, self.options.merge_features)
         self._build_arrays()
 

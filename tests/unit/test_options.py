@@ -13,7 +13,7 @@ from odtmip import Dataset, options, solvers
 from odtmip.datasets import load
 from odtmip.dp import solve_dp
 from odtmip.exceptions import OptionError
-from odtmip.options import OPTIONS, REQUIRED, defaults, options_of, validate
+from odtmip.options import OPTIONS, REQUIRED, defaults, memory_text, options_of, validate
 
 MIP_SOLVERS = ("gunluk", "binoct", "oct", "oct-h")
 
@@ -179,6 +179,12 @@ def test_rules_left_to_the_solver_still_raise_through_solve(tiny, solver, given,
     assert validate(solver, **given) == given  # each value is allowed on its own
     with pytest.raises(OptionError, match=message):
         odtmip.solve(tiny, solver, **given)
+
+
+@pytest.mark.parametrize("gib, text", [(0.00001, "0.01 MiB"), (0.0052, "5.3 MiB"), (0.024, "25 MiB"),
+                                       (0.999, "1023 MiB"), (1.0, "1.0 GiB"), (75.49, "75.5 GiB")])
+def test_memory_sizes_read_in_mib_below_a_gib(gib, text):
+    assert memory_text(gib) == text  # "about 0.0 GiB" told nothing
 
 
 def test_doctests():
