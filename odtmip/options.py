@@ -37,8 +37,8 @@ import numpy as np
 from odtmip.exceptions import OptionError
 
 __all__ = ["CONTREE_OPTIONS", "DP_OPTIONS", "MEMORY_LIMIT", "MIN_LEAF", "OPTIONS", "REQUIRED", "TIME_LIMIT", "Boolean",
-           "Choices", "Instance", "Interval", "Option", "defaults", "memory_text", "mip_options", "options_of",
-           "physical_memory_gib", "validate"]
+           "Choices", "Instance", "Interval", "Option", "check_time_limit", "defaults", "memory_text", "mip_options",
+           "options_of", "physical_memory_gib", "validate"]
 
 
 # ============================================================================================ constraints
@@ -186,6 +186,14 @@ class Option:
 TIME_LIMIT = Option("time_limit", (Interval(float, 0, None, "neither"),), None, "no time limit",
                     "seconds; at the limit the best tree so far is returned")
 MIN_LEAF = Option("min_leaf", (Interval(int, 1),), 1, None, "rows (unweighted) every non-empty leaf must hold")
+
+
+def check_time_limit(time_limit) -> float | None:
+    """``time_limit`` by the rule of :data:`TIME_LIMIT` (seconds, finite and > 0; None: no limit), as a float, for
+    the functions that take it without :func:`validate`: one rule, one message."""
+    if time_limit is not None and not TIME_LIMIT.allowed[0].accepts(time_limit):
+        raise OptionError(f"time_limit must be {TIME_LIMIT.description}, got {time_limit!r}")
+    return None if time_limit is None else float(time_limit)
 
 
 def physical_memory_gib() -> float:

@@ -86,13 +86,12 @@ from odtmip.dp.solver import (
     DPOptions,
     _check_int,
     _check_penalty,
-    _check_time_limit,
     solve_dp,
     tie_tolerance,
     verify_tree,
 )
 from odtmip.exceptions import OptionError, ResourceError, VerificationError
-from odtmip.options import MEMORY_LIMIT, check_switches, memory_text
+from odtmip.options import MEMORY_LIMIT, check_switches, check_time_limit, memory_text
 from odtmip.results import SolveResult, Status
 from odtmip.tree import Split, branch, leaf
 
@@ -342,7 +341,7 @@ class ContreeSolver:
         ``min_leaf``. ``objective`` is recomputed by routing the training data.
         """
         depth = _check_int("max_depth", max_depth, 0, MAX_DEPTH_CAP)
-        limit = _check_time_limit(time_limit)
+        limit = check_time_limit(time_limit)
         gap = _check_penalty(max_gap, "max_gap")
         if gap >= 1.0:
             raise OptionError(f"max_gap must be in [0, 1), got {max_gap!r}")

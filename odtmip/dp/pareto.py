@@ -66,10 +66,10 @@ from odtmip.dp._kernels import _common as kc
 from odtmip.dp._kernels import _interpreted
 from odtmip.dp._kernels import _pareto as kp
 from odtmip.dp._kernels._search import grow_archive
-from odtmip.dp.solver import MAX_DEPTH_CAP, DPOptions, DPSolver, _check_int, _check_time_limit
+from odtmip.dp.solver import MAX_DEPTH_CAP, DPOptions, DPSolver, _check_int
 from odtmip.exceptions import DataError, OptionError, VerificationError
 from odtmip.metrics import Confusion, count_target, positive_index
-from odtmip.options import check_switches
+from odtmip.options import check_switches, check_time_limit
 from odtmip.results import SolveResult, Status
 from odtmip.tree import Tree, leaf
 
@@ -259,7 +259,7 @@ class ParetoSolver:
         """
         depth = _check_int("max_depth", max_depth, 0, MAX_DEPTH_CAP)
         nodes = (1 << depth) - 1 if max_nodes is None else min(_check_int("max_nodes", max_nodes, 0), (1 << depth) - 1)
-        limit = _check_time_limit(time_limit)
+        limit = check_time_limit(time_limit)
         U = np.array([[math.inf, math.inf]]) if ceiling is None else _ceiling(ceiling)
         with np.errstate(over="ignore"):  # the store's hashes wrap around (numpy warns when interpreted)
             return _interpreted.interpreted_first(self, lambda left: self._front(depth, nodes, left, U), limit,
@@ -517,7 +517,7 @@ def solve_pareto(dataset: Dataset, max_depth: int = 3, max_nodes: int | None = N
     solver = ParetoSolver(dataset, positive=positive, options=options)
     goal = objective_of(dataset, solver.positive_index, metric, min_sensitivity, min_specificity,
                         max_false_positives, max_false_negatives)
-    limit = _check_time_limit(time_limit)
+    limit = check_time_limit(time_limit)
     deadline = math.inf if limit is None else t0 + limit
     front = solver.front(max_depth, max_nodes, time_limit=limit, ceiling=goal.ceiling)
     late = front.stats.get("compile_seconds", 0.0) if "interpreted_seconds" in front.stats else 0.0

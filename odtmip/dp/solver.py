@@ -141,7 +141,7 @@ from odtmip.dp.anytime import (
     terminal_solver,
 )
 from odtmip.exceptions import OptionError, ResourceError, VerificationError
-from odtmip.options import MEMORY_LIMIT, check_switches, memory_text
+from odtmip.options import MEMORY_LIMIT, check_switches, check_time_limit, memory_text
 from odtmip.results import SolveResult, Status
 from odtmip.tree import Tree, branch, is_close, leaf
 
@@ -351,18 +351,6 @@ def _runs_interpreted(dataset: Dataset, options: DPOptions) -> bool:
     return _interpreted.choose(options.engine, dataset.Xb.size, INTERPRETED_CELLS, warm_up, ksearch.solve_node,
                                ksearch.root_bound, ksearch.split_bound, ksearch.optimal_entry, kcommon.row_lists,
                                kcommon.effective_budget, kcommon.cap_budget, kdepth2.solve_terminal)
-
-
-def _check_time_limit(time_limit) -> float | None:
-    if time_limit is None:
-        return None
-    try:
-        value = float(time_limit)
-    except (TypeError, ValueError):
-        raise OptionError(f"time_limit must be a number of seconds or None, got {time_limit!r}") from None
-    if not value > 0:
-        raise OptionError(f"time_limit must be > 0 seconds, got {time_limit!r}")
-    return value
 
 
 def tie_tolerance(weights: np.ndarray, penalty: float, n_classes: int) -> float:
@@ -699,7 +687,7 @@ class DPSolver:
         else:
             max_depth = _check_int("max_depth", max_depth, 0, MAX_DEPTH_CAP)
         node_limit = None if max_nodes is None else _check_int("max_nodes", max_nodes, 0)
-        limit = _check_time_limit(time_limit)
+        limit = check_time_limit(time_limit)
         with np.errstate(over="ignore"):  # the cache's hashes wrap around (numpy warns when interpreted)
             return _interpreted.interpreted_first(self, lambda left: self._solve(max_depth, node_limit, left), limit,
                                                   INTERPRETED_SECONDS, self._compile, warm_up)
@@ -1182,7 +1170,7 @@ def solve_dp(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | None 
                               f"or a positive class (the (fp, fn) front search)")
         two_class["options"] = two_class.pop("pareto_options")
         return solve_pareto(dataset, max_depth, max_nodes, time_limit, **two_class)
-    limit = _check_time_limit(time_limit)
+    limit = check_time_limit(time_limit)
     if _runs_pairwise(dataset, max_depth, options, memory_limit):
         from odtmip.dp.pairwise import solve_pairwise  # it builds on this module
 

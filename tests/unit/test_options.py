@@ -11,8 +11,10 @@ import pytest
 import odtmip
 from odtmip import Dataset, options, solvers
 from odtmip.datasets import load
-from odtmip.dp import solve_dp
+from odtmip.dp import solve_contree, solve_dp
+from odtmip.dp.pareto import ParetoSolver
 from odtmip.exceptions import OptionError
+from odtmip.models import HighsOptions
 from odtmip.options import OPTIONS, REQUIRED, defaults, memory_text, options_of, validate
 
 MIP_SOLVERS = ("gunluk", "binoct", "oct", "oct-h")
@@ -179,6 +181,19 @@ def test_rules_left_to_the_solver_still_raise_through_solve(tiny, solver, given,
     assert validate(solver, **given) == given  # each value is allowed on its own
     with pytest.raises(OptionError, match=message):
         odtmip.solve(tiny, solver, **given)
+
+
+@pytest.mark.parametrize("call", [
+    lambda data: odtmip.solve(data, "dp", time_limit=np.inf),
+    lambda data: solve_dp(data, 1, time_limit=np.inf),  # regression: the DP's own functions took inf
+    lambda data: solve_contree(data, 1, time_limit=np.inf),
+    lambda data: ParetoSolver(data).front(1, time_limit=np.inf),  # `odtmip front --time-limit inf`
+    lambda data: HighsOptions(time_limit=np.inf),
+    lambda data: solve_dp(data, 1, time_limit="5"),
+], ids=["solve", "solve_dp", "solve_contree", "front", "HighsOptions", "text"])
+def test_one_time_limit_rule_everywhere(tiny, call):
+    with pytest.raises(OptionError, match=r"time_limit must be a number > 0 or None \(no time limit\), got (inf|'5')$"):
+        call(tiny)
 
 
 @pytest.mark.parametrize("gib, text", [(0.00001, "0.01 MiB"), (0.0052, "5.3 MiB"), (0.024, "25 MiB"),
