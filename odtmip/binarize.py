@@ -44,6 +44,9 @@ from odtmip.tree import MISSING, Split, _native
 
 NUMERIC_ENCODINGS = ("auto", "buckets", "thresholds")
 
+#: The kinds of the groups of numeric columns that are not 0/1 (ConTree splits their raw column at every midpoint).
+NUMERIC_KINDS = ("ordinal", "thresholds")
+
 #: A categorical column with more levels than this and than half the rows is taken for an identifier.
 MAX_LEVELS = 10
 
@@ -212,18 +215,20 @@ class Binarizer:
             return Split("threshold", (c,), threshold=group.edges[bins[-1]]), True
         return Split("bins", (c,), edges=group.edges, bins=tuple(bins)), False
 
-    def describe(self) -> str:
-        """One line: how many raw columns became how many binary columns, by kind."""
+    def describe(self, numeric: str | None = None) -> str:
+        """One line: how many raw columns became how many binary columns, by kind. ``numeric``: how a solver splits
+        the numeric columns when not on their binary columns (e.g. ``"every midpoint"``), which then do not count."""
         kinds = {"binary": "0/1", "categorical": "categorical (one-hot)",
-                 "ordinal": f"numeric ({self.n_buckets} quantile buckets)",
-                 "thresholds": "numeric (thresholds)"}
+                 "ordinal": f"numeric ({numeric or f'{self.n_buckets} quantile buckets'})",
+                 "thresholds": f"numeric ({numeric or 'thresholds'})"}
         counts: dict[str, int] = {}
         for g in self.groups_:
             counts[g.kind] = counts.get(g.kind, 0) + 1
         parts = ", ".join(f"{n} {kinds[k]}" for k, n in counts.items() if k != "missing")
         if "missing" in counts:
             parts += f"; {counts['missing']} with missing values (+1 indicator each)"
-        return f"{len(self.feature_names_)} columns -> {len(self.columns_)} binary columns: {parts}"
+        binary = sum(len(g.members) for g in self.groups_ if numeric is None or g.kind not in NUMERIC_KINDS)
+        return f"{len(self.feature_names_)} columns{f' -> {binary} binary columns' if binary else ''}: {parts}"
 
 
 def raw_columns(X: pd.DataFrame) -> list[np.ndarray]:

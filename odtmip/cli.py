@@ -18,6 +18,7 @@ import sys
 import warnings
 
 from odtmip import __version__, datasets, deploy, metrics, progress
+from odtmip.binarize import NUMERIC_KINDS
 from odtmip.check import MODELS
 from odtmip.compare import Variant, add_compare_command, grid, run_compare, solve_cell
 from odtmip.data import Dataset
@@ -241,6 +242,16 @@ def _positive(args, data: Dataset, solver: str) -> dict:
     return {"positive": data.classes_[index] if solver == "dp" else index}
 
 
+def numeric_splits(data: Dataset, solver: str) -> str | None:
+    """How ``solver`` splits the numeric columns of ``data`` where not on their binary columns (the encoding's
+    buckets or thresholds), for the ``data:`` line; None where it does, or where there are none."""
+    if not any(g.kind in NUMERIC_KINDS for g in data.groups):
+        return None
+    if solver == "contree" or solver == "dp" and data.every_threshold:
+        return "every midpoint"
+    return "read as numbers by the model" if solver in FORMULATIONS and FORMULATIONS[solver].reads_numbers else None
+
+
 def result_record(result: SolveResult, data: Dataset) -> dict:
     """The JSON form of a result: status, objective, bound, gap, recomputed errors, sizes, tree."""
     tree = result.tree
@@ -258,7 +269,7 @@ def result_record(result: SolveResult, data: Dataset) -> dict:
         "n_features": data.n_features,
         "n_binary_features": data.n_binary,
         "encoding": data.encoder.describe(),
-        "split_space": result.stats.get("split_space", "the binary columns of the encoding"),
+        "split_space": result.stats.get("split_space", _model_splits(data, result.solver)),
         "depth": None if tree is None else tree.depth,
         "n_branch_nodes": None if tree is None else tree.n_branch_nodes,
         "n_leaves": None if tree is None else tree.n_leaves,
@@ -278,6 +289,13 @@ def result_record(result: SolveResult, data: Dataset) -> dict:
     return record
 
 
+def _model_splits(data: Dataset, solver: str) -> str:
+    """The splits of a MIP model that does not name them: the encoding's binary columns, and the numbers of the
+    numeric columns where the model reads them."""
+    numeric = numeric_splits(data, solver)
+    return "the binary columns of the encoding" + ("" if numeric is None else f"; numeric columns {numeric}")
+
+
 def _finite(x):
     return None if x is None or (isinstance(x, float) and not math.isfinite(x)) else x
 
@@ -286,7 +304,8 @@ def _cmd_fit(args) -> int:
     options = _solver_options(args, args.solver)
     data = load_dataset(args)
     options.update(_positive(args, data, args.solver))
-    log.info("data: %s", data.describe())
+    described = data.describe(numeric_splits(data, args.solver))
+    log.info("data: %s", described)
     result = solve(data, args.solver, **options)
     record = result_record(result, data)
     if args.save is not None:
@@ -294,7 +313,7 @@ def _cmd_fit(args) -> int:
     if args.json:
         print(json.dumps(record))
         return 0
-    print(f"data: {args.data}: {data.describe()}")
+    print(f"data: {args.data}: {described}")
     if result.tree is not None:
         print(result.tree.to_text())
     compiled = result.stats.get("compile_seconds", 0.0)
@@ -334,7 +353,7 @@ def _cmd_check(args) -> int:
                           "mip": result_record(report.mip, data), "dp": result_record(report.dp, report.problem.data),
                           "row": {k: _finite(v) if isinstance(v, float) else v for k, v in row.items()}}))
         return 0
-    print(f"data: {args.data}: {data.describe()}")
+    print(f"data: {args.data}: {data.describe(numeric_splits(data, args.model))}")
     if report.mip.tree is not None:
         print(report.mip.tree.to_text())
     print(report.summary())

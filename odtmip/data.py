@@ -191,10 +191,12 @@ class Dataset:
         wrong = tree.labels_at(leaves) != self.y
         return float(self.weights[wrong].sum())
 
-    def describe(self) -> str:
-        """One line on the size, the target and the encoding."""
+    def describe(self, numeric: str | None = None) -> str:
+        """One line on the size, the target and the encoding; ``numeric`` as in
+        :meth:`odtmip.binarize.Binarizer.describe` (how a solver splits numeric columns, if not on their binary
+        columns)."""
         target = "" if self.target is None else f" (target {self.target!r})"
-        return f"{self.n_samples} samples, {self.n_classes} classes{target}; " + self.encoder.describe()
+        return f"{self.n_samples} samples, {self.n_classes} classes{target}; " + self.encoder.describe(numeric)
 
 
 def encode_labels(y, n_rows: int | None = None, force_classification: bool = False) -> tuple[np.ndarray, np.ndarray]:

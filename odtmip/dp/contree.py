@@ -50,7 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from odtmip import progress
-from odtmip.binarize import BinaryColumn, midpoint_thresholds
+from odtmip.binarize import NUMERIC_KINDS, BinaryColumn, midpoint_thresholds
 from odtmip.data import Dataset
 from odtmip.dp._kernels import _cache as kc
 from odtmip.dp._kernels import _common as kcommon
@@ -95,8 +95,6 @@ from odtmip.options import MEMORY_LIMIT, check_switches, check_time_limit, memor
 from odtmip.results import SolveResult, Status
 from odtmip.tree import Split, branch, leaf
 
-#: Group kinds whose raw column ConTree splits at every midpoint.
-NUMERIC_KINDS = ("ordinal", "thresholds")
 #: Seconds per process the interpreted kernels search under ``engine="auto"`` before ConTree compiles them and
 #: starts again, where no second process compiles them meanwhile (one core, numba's cache off): about a third of the
 #: compile (6-8 s), so work too big for the interpreter costs at most a third more.
