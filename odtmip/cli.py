@@ -242,7 +242,7 @@ def _positive(args, data: Dataset, solver: str) -> dict:
     return {"positive": data.classes_[index] if solver == "dp" else index}
 
 
-def numeric_splits(data: Dataset, solver: str) -> str | None:
+def _numeric_splits(data: Dataset, solver: str) -> str | None:
     """How ``solver`` splits the numeric columns of ``data`` where not on their binary columns (the encoding's
     buckets or thresholds), for the ``data:`` line; None where it does, or where there are none."""
     if not any(g.kind in NUMERIC_KINDS for g in data.groups):
@@ -292,7 +292,7 @@ def result_record(result: SolveResult, data: Dataset) -> dict:
 def _model_splits(data: Dataset, solver: str) -> str:
     """The splits of a MIP model that does not name them: the encoding's binary columns, and the numbers of the
     numeric columns where the model reads them."""
-    numeric = numeric_splits(data, solver)
+    numeric = _numeric_splits(data, solver)
     return "the binary columns of the encoding" + ("" if numeric is None else f"; numeric columns {numeric}")
 
 
@@ -304,7 +304,7 @@ def _cmd_fit(args) -> int:
     options = _solver_options(args, args.solver)
     data = load_dataset(args)
     options.update(_positive(args, data, args.solver))
-    described = data.describe(numeric_splits(data, args.solver))
+    described = data.describe(_numeric_splits(data, args.solver))
     log.info("data: %s", described)
     result = solve(data, args.solver, **options)
     record = result_record(result, data)
@@ -353,7 +353,7 @@ def _cmd_check(args) -> int:
                           "mip": result_record(report.mip, data), "dp": result_record(report.dp, report.problem.data),
                           "row": {k: _finite(v) if isinstance(v, float) else v for k, v in row.items()}}))
         return 0
-    print(f"data: {args.data}: {data.describe(numeric_splits(data, args.model))}")
+    print(f"data: {args.data}: {data.describe(_numeric_splits(data, args.model))}")
     if report.mip.tree is not None:
         print(report.mip.tree.to_text())
     print(report.summary())

@@ -247,10 +247,10 @@ def read_data(saved: SavedTree, args) -> pd.DataFrame:
         return pd.concat([first, rest], axis=1)
 
     frame = read(())
-    levels = saved.tree.levels  # none in a file of an odtmip that did not record them: read as text
+    levels = saved.tree.levels  # absent from the files of an odtmip that did not record them: read as text then
     text = [name for name, kind in saved.features.items() if kind == "categorical" and name in frame.columns
             and not isinstance(frame[name].dtype, pd.CategoricalDtype)
-            and any(isinstance(v, str) for v in levels.get(name, ("text",)))]
+            and (name not in levels or any(isinstance(v, str) for v in levels[name]))]
     if text:  # read those as text again, as `odtmip fit --categorical` did
         frame = read(text)
     return saved.columns_of(frame, args.data)
@@ -298,7 +298,7 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def _draw(tree: Tree, path) -> None:
-    import matplotlib  # there: --png is an image_file
+    import matplotlib  # installed: --png is an image_file, which needs it
 
     matplotlib.use("Agg")  # a file, never a window
     import matplotlib.pyplot as plt
