@@ -303,7 +303,8 @@ def _check_weights(w, n: int) -> np.ndarray | None:
         raise DataError("sample_weight has NaN or infinite entries")
     if (w < 0).any():
         raise DataError("sample_weight has negative entries")
-    total = w.sum()
+    with np.errstate(over="ignore"):  # an overflow is the error below, not a warning
+        total = w.sum()
     if total <= 0:
         raise DataError("sample_weight sums to zero")
     if not np.isfinite(total):
