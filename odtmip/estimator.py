@@ -25,9 +25,10 @@ How the data is encoded
   and the DP's work grows with their square: on large continuous data ``n_thresholds=k`` keeps the k quantile
   thresholds of each column, and the fit is exact over those.
 * **pandas DataFrames** keep their dtypes: ``category``, ``object`` and ``string`` columns become categorical
-  feature groups (subset splits; a level not seen in training goes left), numeric columns are encoded as above,
-  and ``feature_names_in_`` holds the column names. ``predict`` then needs the same columns (by name, in the
-  same order, as scikit-learn checks).
+  feature groups (subset splits; a level not seen in training goes left, with an
+  :class:`~odtmip.core.exceptions.UnseenCategoryWarning`, and a column none of whose values training saw is an error:
+  :meth:`odtmip.core.tree.Tree.check_input`), numeric columns are encoded as above, and ``feature_names_in_`` holds the
+  column names. ``predict`` then needs the same columns (by name, in the same order, as scikit-learn checks).
 
 Rows with zero sample weight are left out before encoding, so that fitting with integer weights is fitting on
 repeated rows (the thresholds come from the rows that count).
@@ -60,10 +61,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d, validate_data
 
 from odtmip.core.binarize import NUMERIC_ENCODINGS
-from odtmip.core.data import Dataset
+from odtmip.core.data import Dataset, refuse_missing_labels
 from odtmip.core.exceptions import NotProvenOptimalWarning, NoTreeError, OptionError
 from odtmip.core.options import OPTIONS, REQUIRED, validate
 from odtmip.core.results import Status
+from odtmip.core.tree import _native
 from odtmip.models import FORMULATIONS
 from odtmip.solving.solvers import SOLVERS, solve
 
@@ -231,6 +233,8 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
         self : OptimalTreeClassifier
         """
         options = self._solver_options()
+        if y is not None:  # scikit-learn's words would be of NaN or of a regression target
+            refuse_missing_labels(pd.Series(np.asarray(y, dtype=object).ravel()))
         if isinstance(X, pd.DataFrame):  # kept as it is, for its dtypes (categorical columns)
             X = self._checked_frame(X, reset=True)
             y = column_or_1d(y, warn=True)
@@ -245,7 +249,8 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
             y, weights = y[keep], weights[keep]
         self.classes_ = np.unique(y)
         if len(self.classes_) < 2:
-            raise ValueError(f"y has one class ({self.classes_[0]!r}); a classification tree needs at least two")
+            raise ValueError(f"y has one class ({_native(self.classes_[0])!r}); a classification tree needs at "
+                             "least two")
         data = Dataset(X, y, weights, numeric=self.numeric, n_thresholds=self.n_thresholds,
                        n_buckets=self.n_buckets, force_classification=True)
         result = solve(data, self.solver, **options)
@@ -305,11 +310,15 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
 
     # -------------------------------------------------------------------------------------------- predict
     def _checked(self, X):
-        """``X`` for prediction, checked against the fit as scikit-learn does (a DataFrame is kept as it is)."""
+        """``X`` for prediction, checked against the fit as scikit-learn does (a DataFrame is kept as it is), and
+        its categorical values against the training data's (:meth:`odtmip.core.tree.Tree.check_input`)."""
         check_is_fitted(self)
         if isinstance(X, pd.DataFrame):
-            return self._checked_frame(X, reset=False)
-        return validate_data(self, X, reset=False, ensure_all_finite=self._finite_or_nan())
+            X = self._checked_frame(X, reset=False)
+        else:
+            X = validate_data(self, X, reset=False, ensure_all_finite=self._finite_or_nan())
+        self.tree_.check_input(X, feature_names=False)  # validate_data has compared the names
+        return X
 
     def _checked_frame(self, X: pd.DataFrame, reset: bool) -> pd.DataFrame:
         """A DataFrame's names and width checked (and set, ``reset``) as scikit-learn does; numbers may be missing
@@ -350,7 +359,7 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
             Columns in the order of ``classes_``.
         """
         X = self._checked(X)
-        return self.tree_.predict_proba(X)
+        return self.tree_.leaf_proba()[self.tree_.apply(X)]
 
     def apply(self, X) -> np.ndarray:
         """The index (into ``tree_.nodes``) of the leaf each row of ``X`` reaches.

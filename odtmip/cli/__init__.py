@@ -15,6 +15,7 @@ import logging
 import os
 import sys
 import time
+import warnings
 
 from odtmip import __version__
 from odtmip.cli import check, common, compare, datasets, fit, front, predict
@@ -38,6 +39,11 @@ def build_parser() -> common.Parser:
     return parser
 
 
+def _log_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A Python warning (e.g. unseen categories in ``odtmip predict``) as one log line, which --quiet silences."""
+    log.warning("%s", message)
+
+
 def main(argv=None, started: float | None = None) -> int:
     """The ``odtmip`` command with the arguments ``argv`` (default: the process's); ``started`` is the command's
     start on the clock of ``time.perf_counter()`` (default: now), from which a time limit counts."""
@@ -57,13 +63,15 @@ def main(argv=None, started: float | None = None) -> int:
     # progress lines of long solves (odtmip.core.progress): on a terminal, or with -v; never with --quiet
     progress.logger.setLevel(logging.INFO if not quiet and (verbose or sys.stderr.isatty()) else logging.WARNING)
     try:
-        code = args.run(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _log_warning
+            code = args.run(args)
         sys.stdout.flush()  # a closed pipe shows here, inside the try, not at interpreter exit
         return code
     except BrokenPipeError:  # the Python docs' recipe: no traceback, and nothing more for stdout at exit
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return _BROKEN_PIPE
-    except (OdtmipError, FileNotFoundError) as err:
+    except (OdtmipError, OSError) as err:  # OSError: a file that cannot be read or written
         print(f"odtmip: error: {err}", file=sys.stderr)
         return 2
 

@@ -54,7 +54,7 @@ def run(args) -> int:
                           "dp": common.result_record(report.dp, report.problem.data),
                           "row": {k: common.finite(v) if isinstance(v, float) else v for k, v in row.items()}}))
         return 0
-    print(f"data: {args.data}: {data.describe()}")
+    print(f"data: {args.data}: {data.describe(common.numeric_splits(data, args.model))}")
     if report.mip.tree is not None:
         print(report.mip.tree.to_text())
     print(report.summary())

@@ -12,6 +12,7 @@ import argparse
 import math
 import os
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from odtmip.core.exceptions import OptionError
@@ -200,6 +201,30 @@ def positive_option(args, data: Dataset, solver: str) -> dict:
     return {"positive": data.classes_[index] if solver == "dp" else index}
 
 
+def numeric_splits(data: Dataset, solver: str) -> str | None:
+    """How ``solver`` splits the numeric columns of ``data`` where not on their binary columns (the encoding's
+    buckets or thresholds), for the ``data:`` line; None where it does, or where there are none."""
+    from odtmip.core.binarize import NUMERIC_KINDS
+
+    if not any(g.kind in NUMERIC_KINDS for g in data.groups):
+        return None
+    if solver == "contree" or solver == "dp" and data.every_threshold:
+        return "every midpoint"
+    if solver in MIP_SOLVERS:
+        from odtmip.models import FORMULATIONS
+
+        if FORMULATIONS[solver].reads_numbers:
+            return "read as numbers by the model"
+    return None
+
+
+def model_splits(data: Dataset, solver: str) -> str:
+    """The splits of a MIP model that does not name them: the encoding's binary columns, and the numbers of the
+    numeric columns where the model reads them."""
+    numeric = numeric_splits(data, solver)
+    return "the binary columns of the encoding" + ("" if numeric is None else f"; numeric columns {numeric}")
+
+
 def result_record(result: SolveResult, data: Dataset) -> dict:
     """The JSON form of a result: status, objective, bound, gap, recomputed errors, sizes, tree."""
     from odtmip.core import metrics
@@ -219,7 +244,7 @@ def result_record(result: SolveResult, data: Dataset) -> dict:
         "n_features": data.n_features,
         "n_binary_features": data.n_binary,
         "encoding": data.encoder.describe(),
-        "split_space": result.stats.get("split_space", "the binary columns of the encoding"),
+        "split_space": result.stats.get("split_space", model_splits(data, result.solver)),
         "depth": None if tree is None else tree.depth,
         "n_branch_nodes": None if tree is None else tree.n_branch_nodes,
         "n_leaves": None if tree is None else tree.n_leaves,
@@ -247,3 +272,26 @@ def fmt(x) -> str:
     return "none" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.6g}"
 
 
+# ------------------------------------------------------------------ files the commands write
+def output_file(text: str) -> str:
+    """An argparse type for a file a command writes: its folder must exist, so that a missing one is refused when
+    the command line is read, before any work."""
+    folder = Path(text).parent
+    if not folder.is_dir():
+        raise argparse.ArgumentTypeError(f"cannot write {text}: folder {str(folder)!r} "
+                                         f"{'is not a folder' if folder.exists() else 'does not exist'}")
+    return text
+
+
+def image_file(text: str) -> str:
+    """An argparse type for a file matplotlib draws into: :func:`output_file`, named with the extension of an image
+    format matplotlib writes (matplotlib picks the format by it)."""
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise argparse.ArgumentTypeError("drawing needs matplotlib: pip install 'odtmip[plot]'") from None
+    formats = Figure().canvas.get_supported_filetypes()
+    if Path(text).suffix.lower().lstrip(".") not in formats:
+        raise argparse.ArgumentTypeError(f"cannot draw into {text}: name the file with the extension of a format "
+                                         f"matplotlib writes ({', '.join(sorted(formats))})")
+    return output_file(text)

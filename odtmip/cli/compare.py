@@ -28,11 +28,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="concurrent runs (-1: one per core)")
     p.add_argument("--backend", default="local", metavar="{local,dask,ray}", help="local (joblib), dask or ray")
     p.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler or Ray cluster address")
-    p.add_argument("--store", metavar="FILE.jsonl",
+    p.add_argument("--store", metavar="FILE.jsonl", type=common.output_file,
                    help="finished runs, one JSON line each; a rerun skips them (default: --output with .jsonl)")
-    p.add_argument("--output", metavar="FILE", help="the table of runs, .csv or .parquet")
-    p.add_argument("--markdown", metavar="FILE", help="write the Markdown table here")
-    p.add_argument("--latex", metavar="FILE", help="write the LaTeX table here")
+    p.add_argument("--output", metavar="FILE", type=common.output_file, help="the table of runs, .csv or .parquet")
+    p.add_argument("--markdown", metavar="FILE", type=common.output_file, help="write the Markdown table here")
+    p.add_argument("--latex", metavar="FILE", type=common.output_file, help="write the LaTeX table here")
     p.add_argument("--plot-dir", metavar="DIR", help="write profile.png, gaps.png and bounds.png here")
     p.add_argument("--values", nargs="+", default=["misclassifications", "proof_seconds"], metavar="COL",
                    help="the columns of the tables, columns of the table of runs (default: misclassifications "

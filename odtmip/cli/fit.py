@@ -30,8 +30,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     common.add_model_options(fit)
     fit.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     fit.add_argument("--log", action="store_true", help="stream the solver's log to stderr")
-    fit.add_argument("--save", metavar="FILE", help="write the tree and what prediction needs to FILE (JSON), for "
-                                                    "`odtmip predict` and `odtmip show`")
+    fit.add_argument("--save", metavar="FILE", type=common.output_file,
+                     help="write the tree and what prediction needs to FILE (JSON), for `odtmip predict` and "
+                          "`odtmip show`")
     fit.add_argument("--weight", metavar="COL", help="the sample-weight column (non-negative numbers; left out of "
                                                      "the features)")
     common.add_verbosity(fit)
@@ -46,7 +47,8 @@ def run(args) -> int:
     options = common.solver_options(args, args.solver)
     data = common.load_dataset(args)
     options.update(common.positive_option(args, data, args.solver))
-    log.info("data: %s", data.describe())
+    described = data.describe(common.numeric_splits(data, args.solver))
+    log.info("data: %s", described)
     if "time_limit" in options:  # the command's time limit counts from its start
         options["time_limit"] = common.time_left(args, options["time_limit"])
     result = solve(data, args.solver, **options)
@@ -56,7 +58,7 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(record))
         return 0
-    print(f"data: {args.data}: {data.describe()}")
+    print(f"data: {args.data}: {described}")
     if result.tree is not None:
         print(result.tree.to_text())
     compiled = result.stats.get("compile_seconds", 0.0)

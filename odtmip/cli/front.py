@@ -29,7 +29,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--time-limit", type=float, metavar="S",
                    help="seconds for the whole command, from its start; at the limit the trees found so far")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    p.add_argument("--plot", metavar="FILE",
+    p.add_argument("--plot", metavar="FILE", type=common.image_file,
                    help="draw the front in sensitivity/specificity space to FILE (.png, .pdf)")
     common.add_data_options(p)
     common.add_verbosity(p)

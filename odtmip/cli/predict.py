@@ -7,7 +7,6 @@ import argparse
 import sys
 
 from odtmip.cli import common
-from odtmip.core.exceptions import OptionError
 
 
 def add_parsers(sub) -> None:
@@ -16,7 +15,7 @@ def add_parsers(sub) -> None:
                        description="Label every row of DATA with the tree in TREE; one CSV row per data row.")
     p.add_argument("tree", metavar="TREE", help="a tree file written by `odtmip fit ... --save TREE`")
     p.add_argument("data", metavar="DATA", help="a bundled dataset name or a file path (read as `odtmip fit` does)")
-    p.add_argument("--output", metavar="FILE", help="write the CSV here (default: stdout)")
+    p.add_argument("--output", metavar="FILE", type=common.output_file, help="write the CSV here (default: stdout)")
     p.add_argument("--proba", action="store_true", help="also one column proba_<label> per class")
     g = p.add_argument_group("reading DATA")
     g.add_argument("--format", choices=["csv", "arff", "dl85", "txt"], help="file format (default: from the name)")
@@ -29,13 +28,15 @@ def add_parsers(sub) -> None:
     p.add_argument("tree", metavar="TREE", help="a tree file written by `odtmip fit ... --save TREE`")
     how = p.add_mutually_exclusive_group()
     how.add_argument("--dot", action="store_true", help="print Graphviz DOT source instead of text")
-    how.add_argument("--png", metavar="FILE", help="draw the tree into FILE with matplotlib (the plot extra)")
+    how.add_argument("--png", metavar="FILE", type=common.image_file,
+                     help="draw the tree into FILE with matplotlib (the plot extra)")
     common.add_verbosity(p)
     p.set_defaults(run=run_show)
 
 
 def run(args: argparse.Namespace) -> int:
     """``odtmip predict``: write the predictions (and probabilities) as CSV."""
+    import numpy as np
     import pandas as pd
 
     from odtmip.core.deploy import SavedTree
@@ -43,9 +44,11 @@ def run(args: argparse.Namespace) -> int:
     saved = SavedTree.read(args.tree)
     X = read_data(saved, args)
     tree = saved.tree
-    out = pd.DataFrame({saved.target or "prediction": tree.predict(X)})
+    tree.check_input(X)
+    leaves = tree.apply(X)
+    out = pd.DataFrame({saved.target or "prediction": np.asarray(tree.classes)[tree.labels_at(leaves)]})
     if args.proba:
-        proba = tree.predict_proba(X)
+        proba = tree.leaf_proba()[leaves]
         for k, label in enumerate(tree.classes):
             out[f"proba_{label}"] = proba[:, k]
     out.to_csv(args.output if args.output is not None else sys.stdout, index=False, lineterminator="\n")
@@ -68,13 +71,11 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def _draw(tree, path) -> None:
-    try:
-        import matplotlib
+    import matplotlib  # installed: --png is an image_file, which needs it
 
-        matplotlib.use("Agg")  # a file, never a window
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise OptionError("--png needs matplotlib: pip install 'odtmip[plot]'") from None
+    matplotlib.use("Agg")  # a file, never a window
+    import matplotlib.pyplot as plt
+
     ax = tree.plot()
     ax.figure.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(ax.figure)
@@ -93,8 +94,10 @@ def read_data(saved, args):
         return pd.concat([first, rest], axis=1)
 
     frame = read(())
-    categorical = [name for name, kind in saved.features.items() if kind == "categorical" and name in frame.columns
-                   and not isinstance(frame[name].dtype, pd.CategoricalDtype)]
-    if categorical:  # read those as text again, as `odtmip fit --categorical` did
-        frame = read(categorical)
+    levels = saved.tree.levels  # absent from the files of an odtmip that did not record them: read as text then
+    text = [name for name, kind in saved.features.items() if kind == "categorical" and name in frame.columns
+            and not isinstance(frame[name].dtype, pd.CategoricalDtype)
+            and (name not in levels or any(isinstance(v, str) for v in levels[name]))]
+    if text:  # read those as text again, as `odtmip fit --categorical` did
+        frame = read(text)
     return saved.columns_of(frame, args.data)

@@ -39,10 +39,13 @@ import numpy as np
 import pandas as pd
 
 from odtmip.core.exceptions import DataError, OptionError, ResourceError
-from odtmip.core.options import MEMORY_LIMIT
-from odtmip.core.tree import MISSING, Split
+from odtmip.core.options import MEMORY_LIMIT, memory_text
+from odtmip.core.tree import MISSING, Split, _native
 
 NUMERIC_ENCODINGS = ("auto", "buckets", "thresholds")
+
+#: The kinds of the groups of numeric columns that are not 0/1 (ConTree splits their raw column at every midpoint).
+NUMERIC_KINDS = ("ordinal", "thresholds")
 
 #: A categorical column with more levels than this and than half the rows is taken for an identifier.
 MAX_LEVELS = 10
@@ -128,7 +131,7 @@ class Binarizer:
         gib = len(X) * len(self.columns_) / 2**30
         if gib > MEMORY_LIMIT:
             raise ResourceError(
-                f"the binary columns of {len(X):,} rows x {len(self.columns_):,} splits would take {gib:.1f} GiB, "
+                f"the binary columns of {len(X):,} rows x {len(self.columns_):,} splits would take {memory_text(gib)}, "
                 f"more than half of physical memory ({MEMORY_LIMIT:g} GiB); encode numeric columns with fewer "
                 "thresholds (n_thresholds) or as buckets")
         cols = raw_columns(X)
@@ -173,7 +176,7 @@ class Binarizer:
             except TypeError:  # mixed types: keep first-seen order
                 pass
             levels += [MISSING] if (values == MISSING).any() else []
-        _check_levels(name, [v for v in levels if v != MISSING], len(x), self.allow_many_levels)
+        _check_levels(name, [v for v in levels if v != MISSING], values, self.allow_many_levels)
         members = [(f"{name}={v}", Split("subset", (c,), categories=(_native(v),))) for v in levels]
         self._add_group(c, name, "categorical", members, levels=tuple(_native(v) for v in levels))
 
@@ -212,18 +215,20 @@ class Binarizer:
             return Split("threshold", (c,), threshold=group.edges[bins[-1]]), True
         return Split("bins", (c,), edges=group.edges, bins=tuple(bins)), False
 
-    def describe(self) -> str:
-        """One line: how many raw columns became how many binary columns, by kind."""
+    def describe(self, numeric: str | None = None) -> str:
+        """One line: how many raw columns became how many binary columns, by kind. ``numeric``: how a solver splits
+        the numeric columns when not on their binary columns (e.g. ``"every midpoint"``), which then do not count."""
         kinds = {"binary": "0/1", "categorical": "categorical (one-hot)",
-                 "ordinal": f"numeric ({self.n_buckets} quantile buckets)",
-                 "thresholds": "numeric (thresholds)"}
+                 "ordinal": f"numeric ({numeric or f'{self.n_buckets} quantile buckets'})",
+                 "thresholds": f"numeric ({numeric or 'thresholds'})"}
         counts: dict[str, int] = {}
         for g in self.groups_:
             counts[g.kind] = counts.get(g.kind, 0) + 1
         parts = ", ".join(f"{n} {kinds[k]}" for k, n in counts.items() if k != "missing")
         if "missing" in counts:
             parts += f"; {counts['missing']} with missing values (+1 indicator each)"
-        return f"{len(self.feature_names_)} columns -> {len(self.columns_)} binary columns: {parts}"
+        binary = sum(len(g.members) for g in self.groups_ if numeric is None or g.kind not in NUMERIC_KINDS)
+        return f"{len(self.feature_names_)} columns{f' -> {binary} binary columns' if binary else ''}: {parts}"
 
 
 def raw_columns(X: pd.DataFrame) -> list[np.ndarray]:
@@ -275,11 +280,18 @@ def _bucket_text(edges: Sequence[float], b: int) -> str:
     return f"({lo}, {edges[b]:.6g}]" if b < len(edges) else f"({lo}, inf)"
 
 
-def _check_levels(name: str, levels: list, n_rows: int, allow_many: bool) -> None:
-    """Refuse the levels of categorical column ``name`` when they look like an identifier or differ only in
-    surrounding whitespace."""
-    if not allow_many and len(levels) > max(MAX_LEVELS, n_rows / 2):
-        raise DataError(f"column {name!r} has {len(levels)} distinct values in {n_rows} rows, like an identifier: "
+def _check_levels(name: str, levels: list, values: pd.Series, allow_many: bool) -> None:
+    """Refuse the levels of categorical column ``name`` (``values``: its values) when they look like an identifier
+    -- or are numbers but for a few, numbers read as text -- or differ only in surrounding whitespace."""
+    if not allow_many and len(levels) > max(MAX_LEVELS, len(values) / 2):
+        numbers = pd.to_numeric(pd.Series(levels, dtype=object), errors="coerce")
+        strays = [v for v, number in zip(levels, numbers, strict=True) if pd.isna(number)]
+        if 2 * len(strays) < len(levels):
+            raise DataError(f"column {name!r} holds numbers but also {len(strays)} non-numeric value(s), in "
+                            f"{int(values.isin(strays).sum())} row(s) (e.g. {strays[0]!r}), so it reads as text with "
+                            f"{len(levels)} distinct values: mark them missing (na_values, --na-values, or replace "
+                            "them with NaN) or clean them")
+        raise DataError(f"column {name!r} has {len(levels)} distinct values in {len(values)} rows, like an identifier: "
                         f"drop it (--drop {name}) or keep it (--allow-many-levels, allow_many_levels=True)")
     twins = whitespace_twins(levels)
     if twins:
@@ -301,7 +313,3 @@ def whitespace_twins(values) -> tuple | None:
 
 def _is_numeric(x: pd.Series) -> bool:
     return pd.api.types.is_numeric_dtype(x.dtype) or x.dtype == bool
-
-
-def _native(v):
-    return v.item() if isinstance(v, np.generic) else v

@@ -22,7 +22,7 @@ import pandas as pd
 
 from odtmip.core.binarize import Binarizer, BinaryColumn, Group, whitespace_twins
 from odtmip.core.exceptions import DataError
-from odtmip.core.tree import Split, Tree
+from odtmip.core.tree import MISSING, Split, Tree, _native
 
 #: A numeric target with more distinct values than this may be a regression target (see the module docstring).
 MAX_NUMERIC_CLASSES = 20
@@ -61,6 +61,8 @@ class Dataset:
     ----------
     target : str or None
         The name of the label column (``y.name``), for messages and reports.
+    named_columns : bool
+        ``X`` was a DataFrame with text column names (scikit-learn's "fitted with feature names").
 
     Examples
     --------
@@ -79,6 +81,7 @@ class Dataset:
                  allow_many_levels: bool = False):
         name = y.name if isinstance(y, pd.Series) else None
         self.target = None if name is None else str(name)
+        self.named_columns = isinstance(X, pd.DataFrame) and all(isinstance(c, str) for c in X.columns)
         self.X = _as_frame(X, feature_names, self.target)
         self.y, self.classes_ = encode_labels(y, len(self.X), force_classification)
         self.sample_weight = _check_weights(sample_weight, len(self.X))
@@ -130,6 +133,13 @@ class Dataset:
         return self.encoder.groups_
 
     @property
+    def levels(self) -> dict[str, tuple]:
+        """The values of each categorical column, missing values aside: what its trees compare prediction data
+        with (:meth:`odtmip.core.tree.Tree.check_input`)."""
+        return {self.feature_names[g.column]: tuple(v for v in g.levels if v != MISSING)
+                for g in self.groups if g.kind == "categorical"}
+
+    @property
     def weights(self) -> np.ndarray:
         """Sample weights as an array (ones when none were given)."""
         return np.ones(self.n_samples) if self.sample_weight is None else self.sample_weight
@@ -141,7 +151,7 @@ class Dataset:
 
     def new_tree(self, spec) -> Tree:
         """A :class:`Tree` over this data's raw columns with leaf counts from the training rows."""
-        tree = Tree(spec, self.feature_names, self.classes_)
+        tree = Tree(spec, self.feature_names, self.classes_, levels=self.levels, named_columns=self.named_columns)
         return tree.fit_counts(self.X, self.y, self.sample_weight)
 
     def derive(self, columns: Sequence[BinaryColumn]) -> Dataset:
@@ -182,10 +192,12 @@ class Dataset:
         wrong = tree.labels_at(leaves) != self.y
         return float(self.weights[wrong].sum())
 
-    def describe(self) -> str:
-        """One line on the size, the target and the encoding."""
+    def describe(self, numeric: str | None = None) -> str:
+        """One line on the size, the target and the encoding; ``numeric`` as in
+        :meth:`odtmip.core.binarize.Binarizer.describe` (how a solver splits numeric columns, if not on their binary
+        columns)."""
         target = "" if self.target is None else f" (target {self.target!r})"
-        return f"{self.n_samples} samples, {self.n_classes} classes{target}; " + self.encoder.describe()
+        return f"{self.n_samples} samples, {self.n_classes} classes{target}; " + self.encoder.describe(numeric)
 
 
 def encode_labels(y, n_rows: int | None = None, force_classification: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -201,10 +213,7 @@ def encode_labels(y, n_rows: int | None = None, force_classification: bool = Fal
         raise DataError(f"X has {n_rows} rows but y has {len(y)} labels")
     if len(y) == 0:
         raise DataError("the data is empty (no rows)")
-    if y.isna().all():
-        raise DataError(f"{name} has no labels (all {len(y)} values are missing); choose the label column (--target)")
-    if y.isna().any():
-        raise DataError(f"{name} has {int(y.isna().sum())} missing label(s); drop those rows first")
+    refuse_missing_labels(y, name)
     if not force_classification:
         _refuse_non_labels(y, name)
     try:
@@ -212,12 +221,21 @@ def encode_labels(y, n_rows: int | None = None, force_classification: bool = Fal
     except TypeError:
         raise DataError("labels mix incomparable types (e.g. numbers and strings)") from None
     if len(classes) < 2:
-        raise DataError(f"{name} has a single class ({classes[0]!r}); a classification tree needs at least two")
+        raise DataError(f"{name} has a single class ({_native(classes[0])!r}); a classification tree needs at "
+                        "least two")
     twins = whitespace_twins(classes)
     if twins:
         raise DataError(f"{name} has labels that differ only in surrounding whitespace ({twins[0]!r} and "
                         f"{twins[1]!r}); strip them")
     return codes.astype(np.int64).ravel(), classes
+
+
+def refuse_missing_labels(y: pd.Series, name: str = "y") -> None:
+    """A DataError when labels ``y`` are missing: all of them (the wrong column?) or some (counted)."""
+    if y.isna().all():
+        raise DataError(f"{name} has no labels (all {len(y)} values are missing); choose the label column (--target)")
+    if y.isna().any():
+        raise DataError(f"{name} has {int(y.isna().sum())} missing label(s); drop those rows first")
 
 
 def _refuse_non_labels(y: pd.Series, name: str) -> None:
@@ -286,6 +304,11 @@ def _check_weights(w, n: int) -> np.ndarray | None:
         raise DataError("sample_weight has NaN or infinite entries")
     if (w < 0).any():
         raise DataError("sample_weight has negative entries")
-    if w.sum() <= 0:
+    with np.errstate(over="ignore"):  # an overflow is the error below, not a warning
+        total = w.sum()
+    if total <= 0:
         raise DataError("sample_weight sums to zero")
+    if not np.isfinite(total):
+        raise DataError(f"sample_weight sums to more than the largest float ({np.finfo(float).max:.3g}); scale the "
+                        "weights down")
     return w

@@ -59,7 +59,8 @@ Files, read by :func:`load` or the readers below:
   values are typed as described under "CSV typing".
 
 Any file may be gzip-compressed (detected from its first bytes, whatever its name). Text is decoded as UTF-8
-(a byte order mark is dropped); a file that is not valid UTF-8 is decoded as Latin-1.
+(a byte order mark is dropped); a file that is not valid UTF-8 is decoded as Latin-1. A file whose first 8 KiB
+hold a NUL byte or more than 1 % control bytes is binary data, not text: a :class:`FormatError`.
 
 The benchmark folder (``../shared/datasets`` next to the repository, or ``$ODTMIP_DATA``; see
 :func:`data_dir`) holds the sub-folders ``binary/``, ``categorical/``, ``continuous/`` and ``osdt/`` and a
@@ -227,6 +228,13 @@ def _existing_dir(path: Path, what: str) -> Path:
 # ----------------------------------------------------------------------------------------------------------
 
 
+#: The first bytes of a file that show whether it is text: binary data (an image, a spreadsheet, random bytes) holds a
+#: NUL byte or more than 1 % of _CONTROL, bytes that text does not hold (tab, newline, vertical tab, form feed,
+#: carriage return and the old end-of-file mark 0x1a are text).
+_SNIFF = 8192
+_CONTROL = bytes([*range(1, 9), *range(14, 26), *range(27, 32), 127])
+
+
 def _read_text(path: PathLike) -> str:
     """Return the decoded text of a (possibly gzipped) file; missing file -> DataError."""
     p = Path(path)
@@ -240,6 +248,10 @@ def _read_text(path: PathLike) -> str:
             raw = gzip.decompress(raw)
         except (OSError, EOFError, zlib.error) as exc:
             raise FormatError(f"{p}: corrupt gzip data ({exc})") from None
+    head = raw[:_SNIFF]
+    if b"\0" in head or len(head) - len(head.translate(None, _CONTROL)) > len(head) / 100:
+        raise FormatError(f"{p} is not a text data file (binary data, e.g. an image, a spreadsheet or UTF-16 "
+                          "text); odtmip reads CSV, ARFF and DL8.5/txt text files, optionally gzipped")
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError:

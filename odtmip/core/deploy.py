@@ -10,13 +10,16 @@ once can label new data anywhere odtmip is installed::
                   {"name": "age", "kind": "numeric"}],    #   "binary", "categorical" or "numeric"
      "fit": {"solver": "dp", "status": "optimal", "stop_reason": "solved", "objective": 0.0, "bound": 0.0,
              "gap": 0.0, "seconds": 0.01, "n_samples": 432, "options": {"max_depth": 2}},
-     "tree": {...}}                                       # odtmip.Tree.to_dict(): splits, class labels, leaf counts
+     "tree": {...}}                                       # odtmip.Tree.to_dict(): splits, class labels, leaf counts,
+                                                          #   the categorical columns' training values
 
 ``version`` grows when the layout changes; a file of a newer version is refused with a message, never misread.
 
-``odtmip predict`` reads new data with the same reader as ``odtmip fit`` (a categorical column is read as text
-again, even when its values look like numbers), takes the tree's columns by name -- a missing one is an error that
-names it; extra columns, the target among them, are ignored -- and writes one CSV row per data row: the predicted
+``odtmip predict`` reads new data with the same reader as ``odtmip fit`` (a categorical column whose training values
+were text is read as text again, even when its values look like numbers), takes the tree's columns by name -- a
+missing one is an error that names it; extra columns, the target among them, are ignored -- compares the
+categorical values with the training data's (:meth:`odtmip.core.tree.Tree.check_input`: a warning for values never seen,
+an error for a column none of whose values was seen) and writes one CSV row per data row: the predicted
 label in a column named after the target (``prediction`` when the target is unknown) and, with ``--proba``, one
 column ``proba_<label>`` per class holding the weighted class frequencies of the training rows in the row's leaf.
 """
@@ -95,9 +98,14 @@ class SavedTree:
             raise FormatError(f"{path} is not a tree file (not UTF-8 text)") from None
         if not isinstance(d, dict) or d.get("format") != FORMAT:
             raise FormatError(f"{path} is not a tree file (write one with `odtmip fit ... --save FILE`)")
-        if not isinstance(d.get("version"), int) or d["version"] > VERSION:
-            raise FormatError(f"{path} has tree file version {d.get('version')!r}; this odtmip ({__version__}) "
-                              f"reads versions up to {VERSION}: upgrade odtmip")
+        version = d.get("version")
+        if version is None:
+            raise FormatError(f"{path} has no tree file version: not written by `odtmip fit --save`, or edited since")
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            raise FormatError(f"{path}: a damaged tree file (its version {version!r} is not a version number)")
+        if version > VERSION:
+            raise FormatError(f"{path} has tree file version {version}; this odtmip ({__version__}) reads versions up "
+                              f"to {VERSION}: upgrade odtmip")
         try:
             features = {f["name"]: f["kind"] for f in d["features"]}
             tree = Tree.from_dict(d["tree"])

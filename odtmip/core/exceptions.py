@@ -41,3 +41,8 @@ class NoTreeError(OdtmipError, RuntimeError):
 
 class NotProvenOptimalWarning(UserWarning):
     """A limit stopped a solve before it proved its tree optimal; the best tree found is used."""
+
+
+class UnseenCategoryWarning(UserWarning):
+    """Prediction data holds values of a categorical column that training never saw; their rows go to the "not in"
+    branch of every subset split of that column (scikit-learn's ``handle_unknown="ignore"``)."""

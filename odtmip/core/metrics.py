@@ -14,6 +14,7 @@ from fractions import Fraction
 import numpy as np
 
 from odtmip.core.exceptions import DataError
+from odtmip.core.tree import _native
 
 
 def confusion_matrix(y_true, y_pred, n_classes: int | None = None, sample_weight=None) -> np.ndarray:
@@ -150,7 +151,8 @@ def positive_index(classes, positive=None) -> int:
     for i, label in enumerate(labels):
         if (type(label) is type(positive) and label == positive) or str(label) == str(positive):
             return i
-    raise DataError(f"positive label {positive!r} is not a class; the classes are {', '.join(map(repr, labels))}")
+    raise DataError(f"positive label {positive!r} is not a class; the classes are "
+                    f"{', '.join(repr(_native(label)) for label in labels)}")
 
 
 def count_target(tau: float, total: float) -> float:

@@ -34,10 +34,10 @@ from numbers import Integral, Real
 
 from odtmip.core.exceptions import OptionError
 
-__all__ = ["BINOCT_OPTIONS", "CONTREE_OPTIONS", "DP_OPTIONS", "GUNLUK_OPTIONS", "MEMORY_LIMIT", "OCT_H_OPTIONS",
-           "OCT_OPTIONS", "TARGET_OPTIONS", "MIN_LEAF", "OPTIONS", "REQUIRED", "TIME_LIMIT", "Boolean",
-           "Choices", "Instance", "Interval", "Option", "defaults", "mip_options", "options_of", "physical_memory_gib",
-           "validate"]
+__all__ = ["BINOCT_OPTIONS", "CLASS_WEIGHT", "CONTREE_OPTIONS", "DP_OPTIONS", "GUNLUK_OPTIONS", "MEMORY_LIMIT",
+           "MIN_LEAF", "OCT_H_OPTIONS", "OCT_OPTIONS", "OPTIONS", "REQUIRED", "TARGET_OPTIONS", "TIME_LIMIT", "Boolean",
+           "Choices", "Instance", "Interval", "Option", "check_time_limit", "defaults", "memory_text", "mip_options",
+           "options_of", "physical_memory_gib", "validate"]
 
 
 # ============================================================================================ constraints
@@ -194,12 +194,28 @@ TIME_LIMIT = Option("time_limit", (Interval(float, 0, None, "neither"),), None, 
 MIN_LEAF = Option("min_leaf", (Interval(int, 1),), 1, None, "rows (unweighted) every non-empty leaf must hold")
 
 
+def check_time_limit(time_limit) -> float | None:
+    """``time_limit`` by the rule of :data:`TIME_LIMIT` (seconds, finite and > 0; None: no limit), as a float, for
+    the functions that take it without :func:`validate`: one rule, one message."""
+    if time_limit is not None and not TIME_LIMIT.allowed[0].accepts(time_limit):
+        raise OptionError(f"time_limit must be {TIME_LIMIT.description}, got {time_limit!r}")
+    return None if time_limit is None else float(time_limit)
+
+
 def physical_memory_gib() -> float:
     """The machine's physical memory in GiB (``os.sysconf``); 8 where the system does not say."""
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     except (AttributeError, ValueError, OSError):
         return 8.0
+
+
+def memory_text(gib: float) -> str:
+    """A memory size of ``gib`` GiB for messages: GiB from 1 GiB up, MiB below (never "0.0 GiB")."""
+    if gib >= 1:
+        return f"{gib:.1f} GiB"
+    mib = gib * 1024
+    return f"{mib:.0f} MiB" if mib >= 10 else f"{mib:.2g} MiB"
 
 
 def usable_cores() -> int:
@@ -287,10 +303,18 @@ CONTREE_OPTIONS: tuple[Option, ...] = (
 )
 
 
+#: The class weights C the formulations take. C is a ratio of the two classes' costs, and HiGHS decides with
+#: tolerances of 1e-9 to 1e-6 relative to the objective's coefficients: near a ratio of 1e6 it no longer tells one
+#: row of the cheap class from rounding, and its claimed optimum fails the check by routing (monk1, depth 2:
+#: Günlük's at C = 1e9, BinOCT's at C = 1e-5); the DP's sums of weights lose whole rows near C = 1e16 and C x weight
+#: overflows near 1e308. The range keeps two orders of magnitude from the first failures; a useful ratio of costs
+#: is far inside it.
+CLASS_WEIGHT = Interval(float, 1e-4, 1e4)
+
 #: The options of every formulation that takes the two-class objectives (fields of its options dataclass,
 #: :mod:`odtmip.models.rates`).
 TARGET_OPTIONS: tuple[Option, ...] = (
-    Option("class_weight", (Interval(float, 0, None, "neither"),), 1.0, None,
+    Option("class_weight", (CLASS_WEIGHT,), 1.0, None,
            "C: a misclassified negative costs C (objective FN + C FP)"),
     Option("min_specificity", (Interval(float, 0, 1),), None, "no target",
            "minimise FN s.t. TNR >= T (TN >= ceil(T x negatives), weights), [GKLMS] §4.6"),
@@ -317,7 +341,7 @@ GUNLUK_OPTIONS: tuple[Option, ...] = (
     Option("order_symmetry", (Boolean(),), False, None,
            "the w = 1 symmetry breaking of [GKLMS] §4.4-4.5 (instead of anchors)"),
     Option("max_card", (Interval(int, 1),), None, "no limit", "max.card of categorical subsets, [GKLMS] §4.5"),
-    Option("class_weight", (Interval(float, 0, None, "neither"),), 1.0, None,
+    Option("class_weight", (CLASS_WEIGHT,), 1.0, None,
            "C of [GKLMS] (8a): weight of a correct negative"),
     Option("min_specificity", (Interval(float, 0, 1),), None, "no target",
            "maximise sensitivity s.t. TNR >= T, [GKLMS] §4.6 (corrected (15))"),

@@ -1,6 +1,6 @@
 """Progress of long solves: a line every few seconds with the best objective so far, the bound and the gap.
 
-Both engines report through the logger ``odtmip.progress`` at level INFO, so a program decides with the standard
+Both engines report through the logger ``odtmip.core.progress`` at level INFO, so a program decides with the standard
 ``logging`` machinery whether and where the lines go; the ``odtmip`` command shows them on stderr when stderr is a
 terminal or ``-v`` is given. The DP and ConTree report from inside their compiled search (:func:`dp_hook`), a MIP
 from HiGHS's logging callback; all through one :class:`Reporter`, which keeps the interval.
@@ -34,7 +34,7 @@ _WARMING = [0]
 
 
 def enabled() -> bool:
-    """True when progress lines would be shown (``odtmip.progress`` logs at INFO, outside a kernel warm-up)."""
+    """True when progress lines would be shown (``odtmip.core.progress`` logs at INFO, outside a kernel warm-up)."""
     return _WARMING[0] == 0 and logger.isEnabledFor(logging.INFO)
 
 

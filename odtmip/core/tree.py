@@ -12,7 +12,8 @@ Split kinds
 ==============  ==========================================================================================
 ``binary``      column is 0/1 (or bool); true when the value is 1.
 ``subset``      categorical column; true when the value is one of ``categories``. A value never seen in
-                training is in no subset, so it goes left (the rule of a one-hot column that is 0).
+                training is in no subset, so it goes left (the rule of a one-hot column that is 0);
+                :meth:`Tree.predict` warns about such values (see "Prediction data" below).
 ``threshold``   numeric column; true when ``x > threshold`` (text: ``age <= 37.5`` on the left branch).
 ``bins``        numeric column cut into buckets by ``edges``: bucket b holds ``edges[b-1] < x <= edges[b]``
                 (bucket 0 everything ``<= edges[0]``, the last bucket everything above the last edge); true
@@ -29,12 +30,25 @@ In ``binary``, ``threshold`` and ``bins`` tests a missing value counts as **smal
 and ``x > t`` are false (it goes left, and ``age <= 37.5`` reads true for it), and it lies in bucket 0. A
 ``subset`` test sees it as the level :data:`MISSING`. A ``hyperplane`` cannot weigh a missing value: routing one
 through it is a :class:`~odtmip.core.exceptions.DataError`.
+
+Prediction data
+---------------
+A tree made from a :class:`~odtmip.core.data.Dataset` knows the values each categorical column took in training
+(:attr:`Tree.levels`) and whether its columns had names. :meth:`Tree.predict` and :meth:`Tree.predict_proba` first
+compare the data with that (:meth:`Tree.check_input`), as scikit-learn's ``OneHotEncoder(handle_unknown="ignore")``
+and its feature-name check do: values never seen in training give an
+:class:`~odtmip.core.exceptions.UnseenCategoryWarning` naming the column and counting them, a column of several distinct
+values none of which was seen (the wrong column, or codes for text) is a :class:`~odtmip.core.exceptions.DataError`, and
+an array given to a tree fitted on named columns warns. Only the columns the splits test are compared (the others
+cannot change a prediction); missing values are never unseen; numeric columns are not compared. :meth:`Tree.apply`
+and :meth:`Tree.predict_index` route without comparing (the solvers route their training data with them).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,7 +56,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from odtmip.core.exceptions import DataError
+from odtmip.core.exceptions import DataError, UnseenCategoryWarning
 
 SPLIT_KINDS = ("binary", "subset", "threshold", "bins", "hyperplane", "missing")
 MISSING = "<missing>"  # the level a missing categorical value takes
@@ -231,11 +245,19 @@ class Tree:
         Names of the raw columns the splits index.
     classes : sequence
         The original class labels; leaf labels index into it.
+    levels : mapping of str to sequence, optional
+        The values each categorical column took in training, missing values aside (see "Prediction data" in the
+        module docstring); a column left out is not compared.
+    named_columns : bool
+        The tree was fitted on a DataFrame with named columns: predicting from an array warns.
     """
 
-    def __init__(self, root: _Spec, feature_names: Sequence[str], classes: Sequence):
+    def __init__(self, root: _Spec, feature_names: Sequence[str], classes: Sequence, *,
+                 levels: Mapping[str, Sequence] | None = None, named_columns: bool = False):
         self.feature_names = [str(n) for n in feature_names]
         self.classes = list(_native(c) for c in classes)
+        self.levels = {str(name): tuple(_native(v) for v in values) for name, values in (levels or {}).items()}
+        self.named_columns = bool(named_columns)
         self.nodes: list[Node] = []
         self._flatten(root)
         for node in self.nodes:
@@ -244,6 +266,9 @@ class Tree:
                                  f"{len(self.feature_names)} features")
             if node.is_leaf and not 0 <= node.label < len(self.classes):
                 raise ValueError(f"leaf label {node.label} is not a class index (0..{len(self.classes) - 1})")
+        unknown = sorted(set(self.levels) - set(self.feature_names))
+        if unknown:
+            raise ValueError(f"levels of column(s) {unknown} that are not features")
 
     def _flatten(self, spec: _Spec) -> int:
         i = len(self.nodes)
@@ -285,10 +310,15 @@ class Tree:
         return len(self.classes)
 
     # --------------------------------------------------------------- routing
-    def _columns(self, X) -> dict[int, np.ndarray]:
-        """The raw columns of ``X`` that the splits test, by position (DataFrame columns by name, else a 2-D array's
-        columns by position)."""
-        used = sorted({c for node in self.nodes if node.split is not None for c in node.split.columns})
+    def _tested(self) -> list[int]:
+        """The raw columns the splits test, in order."""
+        return sorted({c for node in self.nodes if node.split is not None for c in node.split.columns})
+
+    def _columns(self, X, used: Sequence[int] | None = None) -> dict[int, np.ndarray]:
+        """The raw columns ``used`` of ``X`` (default: those the splits test), by position (DataFrame columns by
+        name, else a 2-D array's columns by position)."""
+        if used is None:
+            used = self._tested()
         if isinstance(X, pd.DataFrame):
             missing = [n for n in self.feature_names if n not in X.columns]
             if missing and X.shape[1] == len(self.feature_names) and not any(
@@ -333,11 +363,20 @@ class Tree:
         return np.array([node.label for node in self.nodes])[nodes]
 
     def predict(self, X) -> np.ndarray:
-        """Original class label predicted for each row."""
+        """Original class label predicted for each row (``X`` compared with the training data first:
+        :meth:`check_input`)."""
+        self.check_input(X)
         return np.asarray(self.classes)[self.predict_index(X)]
 
     def predict_proba(self, X) -> np.ndarray:
-        """Class frequencies of the training rows in each row's leaf (needs :meth:`fit_counts`)."""
+        """Class frequencies of the training rows in each row's leaf (needs :meth:`fit_counts`; ``X`` compared with
+        the training data first: :meth:`check_input`)."""
+        self.check_input(X)
+        return self.leaf_proba()[self.apply(X)]
+
+    def leaf_proba(self) -> np.ndarray:
+        """The class frequencies of the training rows at each node, shape (n_nodes, n_classes); rows of branch nodes
+        are 0 (index it with :meth:`apply`)."""
         proba = np.zeros((self.n_nodes, self.n_classes))
         for i, node in enumerate(self.nodes):
             if node.is_leaf:
@@ -345,7 +384,38 @@ class Tree:
                     raise ValueError("leaf counts are not set; call fit_counts on training data first")
                 total = node.counts.sum()
                 proba[i] = node.counts / total if total > 0 else np.eye(self.n_classes)[node.label]
-        return proba[self.apply(X)]
+        return proba
+
+    def check_input(self, X, feature_names: bool = True) -> None:
+        """Compare prediction data ``X`` with the training data (see "Prediction data" in the module docstring).
+
+        Warns ``UserWarning`` when ``X`` is an array and the tree was fitted on named columns (unless
+        ``feature_names`` is False: a caller that checked the names itself), and
+        :class:`~odtmip.core.exceptions.UnseenCategoryWarning` for each categorical column a split tests that has
+        values training never saw. Raises :class:`~odtmip.core.exceptions.DataError` for such a column of several
+        distinct values none of which training saw. Columns no split tests cannot change a prediction and are not
+        compared.
+        """
+        if feature_names and self.named_columns and not isinstance(X, pd.DataFrame):
+            warnings.warn("X does not have valid feature names, but Tree was fitted with feature names", UserWarning,
+                          stacklevel=3)
+        names = {c: self.feature_names[c] for c in self._tested() if self.feature_names[c] in self.levels}
+        columns = self._columns(X, list(names))
+        for c, name in names.items():
+            seen = self.levels[name]
+            values = pd.Series(columns[c], dtype=object).dropna()
+            unseen = values[~values.isin(seen)]
+            if unseen.empty:
+                continue
+            distinct = pd.unique(unseen)
+            if len(distinct) > 1 and len(distinct) == values.nunique():
+                known = ", ".join(map(repr, seen[:5])) + (", ..." if len(seen) > 5 else "")
+                raise DataError(f"column {name!r}: none of its {len(distinct)} distinct values was seen in training "
+                                f"(e.g. {distinct[0]!r}; training saw {known}): the wrong column, or other codes "
+                                f"for the same values?")
+            warnings.warn(f"column {name!r} has {len(distinct)} value(s) never seen in training, in {len(unseen)} of "
+                          f"{len(columns[c])} rows (e.g. {distinct[0]!r}); they go to the 'not in' branch of its "
+                          f"splits", UnseenCategoryWarning, stacklevel=3)
 
     def fit_counts(self, X, y: np.ndarray, sample_weight: np.ndarray | None = None) -> Tree:
         """Store at every leaf the weighted class counts of the rows of ``(X, y)`` reaching it."""
@@ -370,7 +440,12 @@ class Tree:
             else:
                 d = {"split": node.split.to_dict(), "left": node.left, "right": node.right}
             nodes.append(d)
-        return {"feature_names": list(self.feature_names), "classes": list(self.classes), "nodes": nodes}
+        d = {"feature_names": list(self.feature_names), "classes": list(self.classes), "nodes": nodes}
+        if self.levels:
+            d["levels"] = {name: list(values) for name, values in self.levels.items()}
+        if self.named_columns:
+            d["named_columns"] = True
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> Tree:
@@ -383,7 +458,8 @@ class Tree:
                 return leaf(n["label"], n.get("counts"))
             return branch(Split.from_dict(n["split"]), spec(n["left"]), spec(n["right"]))
 
-        return cls(spec(0), d["feature_names"], d["classes"])
+        return cls(spec(0), d["feature_names"], d["classes"], levels=d.get("levels"),
+                   named_columns=d.get("named_columns", False))
 
     def to_json(self, **kwargs) -> str:
         """JSON text of :meth:`to_dict`."""

@@ -54,18 +54,6 @@ def check_penalties(penalty, leaf_penalty) -> tuple[float, float | None]:
     return penalty, check_penalty(leaf_penalty, "leaf_penalty")
 
 
-def check_time_limit(time_limit) -> float | None:
-    if time_limit is None:
-        return None
-    try:
-        value = float(time_limit)
-    except (TypeError, ValueError):
-        raise OptionError(f"time_limit must be a number of seconds or None, got {time_limit!r}") from None
-    if not value > 0:
-        raise OptionError(f"time_limit must be > 0 seconds, got {time_limit!r}")
-    return value
-
-
 def tie_tolerance(weights: np.ndarray, penalty: float, n_classes: int) -> float:
     """Objectives closer than this are equal in the search (see "Arithmetic" in the module docstring).
 

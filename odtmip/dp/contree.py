@@ -50,10 +50,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from odtmip.core import progress
-from odtmip.core.binarize import BinaryColumn, midpoint, midpoint_thresholds
+from odtmip.core.binarize import NUMERIC_KINDS, BinaryColumn, midpoint, midpoint_thresholds
 from odtmip.core.data import Dataset
 from odtmip.core.exceptions import OptionError, ResourceError, VerificationError
-from odtmip.core.options import MEMORY_LIMIT, check_switches
+from odtmip.core.options import MEMORY_LIMIT, check_switches, check_time_limit, memory_text
 from odtmip.core.results import SolveResult, Status, stopped_status
 from odtmip.core.tree import Split, branch, leaf
 from odtmip.dp._kernels import _cache as kc
@@ -85,10 +85,8 @@ from odtmip.dp.anytime import (
     rounds_and_passes,
     stopped_for_good,
 )
-from odtmip.dp.common import MAX_DEPTH_CAP, check_int, check_penalty, check_time_limit, tie_tolerance, verify_tree
+from odtmip.dp.common import MAX_DEPTH_CAP, check_int, check_penalty, tie_tolerance, verify_tree
 
-#: Group kinds whose raw column ConTree splits at every midpoint.
-NUMERIC_KINDS = ("ordinal", "thresholds")
 #: Seconds per process the interpreted kernels search under ``engine="auto"`` before ConTree compiles them and starts
 #: again, where no second process compiles them meanwhile (numba's cache off; one core without a time limit): about a
 #: third of the compile (6-8 s), so work too big for the interpreter costs at most a third more.
@@ -370,7 +368,7 @@ class ContreeSolver:
         cache_gib = kc.tables_gib(self._cache)
         if memory_limit is not None and work_gib + cache_gib > memory_limit:
             raise ResourceError(f"ConTree at depth {d} on {n:,} rows x {F} features would take about "
-                                f"{work_gib + cache_gib:.2f} GiB, more than memory_limit = {memory_limit:g} GiB; "
+                                f"{memory_text(work_gib + cache_gib)}, more than memory_limit = {memory_limit:g} GiB; "
                                 "use fewer rows or features, a smaller depth, or raise memory_limit")
         greedy = self._greedy(prm, d, stats) if o.greedy and d >= 3 and F > 0 else None
         rows = np.arange(n)

@@ -64,14 +64,14 @@ from odtmip.core import progress
 from odtmip.core.data import Dataset
 from odtmip.core.exceptions import DataError, OptionError, VerificationError
 from odtmip.core.metrics import Confusion, count_target, positive_index
-from odtmip.core.options import check_switches
+from odtmip.core.options import check_switches, check_time_limit
 from odtmip.core.results import SolveResult, Status, stopped_status
 from odtmip.core.tree import Tree, leaf
 from odtmip.dp._kernels import _common as kc
 from odtmip.dp._kernels import _interpreted
 from odtmip.dp._kernels import _pareto as kp
 from odtmip.dp._kernels._search import grow_archive
-from odtmip.dp.common import MAX_DEPTH_CAP, check_int, check_time_limit
+from odtmip.dp.common import MAX_DEPTH_CAP, check_int
 from odtmip.dp.solver import DPOptions, DPSolver
 
 #: The lower bound that says nothing.

@@ -10,10 +10,10 @@ from dataclasses import replace
 
 from odtmip.core.data import Dataset
 from odtmip.core.exceptions import OptionError, ResourceError
-from odtmip.core.options import MEMORY_LIMIT
+from odtmip.core.options import MEMORY_LIMIT, check_time_limit, memory_text
 from odtmip.core.results import SolveResult
 from odtmip.dp import pairwise, solver
-from odtmip.dp.common import MAX_DEPTH_CAP, check_int, check_penalties, check_time_limit
+from odtmip.dp.common import MAX_DEPTH_CAP, check_int, check_penalties
 from odtmip.dp.contree import midpoint_columns, solve_contree
 from odtmip.dp.pairwise import solve_pairwise
 from odtmip.dp.pareto import solve_pareto
@@ -34,8 +34,8 @@ def _runs_pairwise(dataset: Dataset, max_depth, options, memory_limit: float | N
         gib = pairwise.estimated_memory_gib(n, p, K)
         if memory_limit is not None and gib > memory_limit:
             raise ResourceError(f"the pairwise engine on {n:,} rows x {p:,} binary columns ({K} classes) would take "
-                                f"about {gib:.2f} GiB, more than memory_limit = {memory_limit:g} GiB; use the compiled "
-                                "engine (engine='auto' or 'compiled')")
+                                f"about {memory_text(gib)}, more than memory_limit = {memory_limit:g} GiB; use the "
+                                "compiled engine (engine='auto' or 'compiled')")
         return True
     defaults = replace(options, engine="compiled") == DPOptions(engine="compiled")
     return defaults and pairwise.suits(dataset, max_depth, memory_limit)

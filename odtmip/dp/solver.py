@@ -112,7 +112,7 @@ import numpy as np
 from odtmip.core import progress
 from odtmip.core.data import Dataset
 from odtmip.core.exceptions import OptionError, ResourceError, VerificationError
-from odtmip.core.options import MEMORY_LIMIT, check_switches
+from odtmip.core.options import MEMORY_LIMIT, check_switches, check_time_limit, memory_text
 from odtmip.core.results import SolveResult, Status, stopped_status
 from odtmip.core.tree import Tree, leaf
 from odtmip.dp._kernels import _cache as kc
@@ -148,7 +148,6 @@ from odtmip.dp.common import (
     MAX_DEPTH_CAP,
     check_int,
     check_penalties,
-    check_time_limit,
     encode_columns,
     equivalent_minority,
     internal_branch,
@@ -413,9 +412,9 @@ class DPSolver:
         if memory_limit is not None and self._arrays_gib > memory_limit:
             raise ResourceError(
                 f"the DP on {n:,} rows x {p:,} binary columns ({K} classes"
-                f"{', frequency counting' if not self._bitset else ''}) would take about {self._arrays_gib:.1f} GiB, "
-                f"more than memory_limit = {memory_limit:g} GiB; use fewer columns (numeric buckets or fewer "
-                "thresholds), fewer rows, or raise memory_limit")
+                f"{', frequency counting' if not self._bitset else ''}) would take about "
+                f"{memory_text(self._arrays_gib)}, more than memory_limit = {memory_limit:g} GiB; use fewer columns "
+                "(numeric buckets or fewer thresholds), fewer rows, or raise memory_limit")
         self._enc = encode_columns(dataset.Xb, self.options.merge_features)
         self._build_arrays()
 

@@ -80,6 +80,7 @@ import numpy as np
 
 from odtmip.core import progress
 from odtmip.core.exceptions import OptionError, SolverUnavailableError
+from odtmip.core.options import check_time_limit
 from odtmip.core.results import Status
 from odtmip.models._compile import _Compiled, compile_model, model_statistics, paused_gc, require_scipy
 from odtmip.models._highs_run import (
@@ -223,8 +224,7 @@ class HighsOptions:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self):
-        if self.time_limit is not None and not (_is_real(self.time_limit) and self.time_limit > 0):
-            raise OptionError(f"time_limit must be a positive number of seconds or None, got {self.time_limit!r}")
+        check_time_limit(self.time_limit)
         if self.mip_rel_gap is not None and not (_is_real(self.mip_rel_gap) and self.mip_rel_gap >= 0):
             raise OptionError(f"mip_rel_gap must be a number >= 0 or None, got {self.mip_rel_gap!r}")
         if self.threads is not None and not (_is_int(self.threads) and self.threads >= 1):

@@ -916,7 +916,8 @@ def _dp_problem(data: Dataset, max_depth: int, options: BinOCTOptions) -> DPProb
         return DPProblem(derived, max_depth, max_depth, two_class=two_class)
     weight = float(data.weights.sum())
     if options.thresholds == "all":  # every midpoint and level: ConTree's splits, without a column per midpoint
-        return DPProblem(data, max_depth, max_depth, penalty=penalty, offset=options.leaf_penalty * weight,
+        every_midpoint, _ = rates.dp_view(data, data, options)  # with the class weight, as derived has it
+        return DPProblem(every_midpoint, max_depth, max_depth, penalty=penalty, offset=options.leaf_penalty * weight,
                          scale=weight, solver="contree")
     return DPProblem(derived, max_depth, max_depth, penalty=penalty, offset=options.leaf_penalty * weight,
                      scale=weight)

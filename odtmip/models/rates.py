@@ -31,15 +31,15 @@ import pyomo.environ as pyo
 from odtmip.core.data import Dataset
 from odtmip.core.exceptions import DataError, OptionError
 from odtmip.core.metrics import count_target
+from odtmip.core.options import CLASS_WEIGHT
 from odtmip.core.tree import Tree
 
 
 def check_options(options) -> None:
     """The rules of :data:`odtmip.core.options.TARGET_OPTIONS` that tie fields together (called by the options
     dataclasses)."""
-    if not (isinstance(options.class_weight, (int, float)) and math.isfinite(options.class_weight)
-            and options.class_weight > 0):
-        raise OptionError(f"class_weight must be a positive number, got {options.class_weight!r}")
+    if not CLASS_WEIGHT.accepts(options.class_weight):
+        raise OptionError(f"class_weight must be {CLASS_WEIGHT}, got {options.class_weight!r}")
     if options.min_specificity is not None and options.min_sensitivity is not None:
         raise OptionError("give min_specificity or min_sensitivity, not both")
     for name in ("min_specificity", "min_sensitivity"):

@@ -45,7 +45,7 @@ from numbers import Real
 
 from odtmip.core.data import Dataset
 from odtmip.core.exceptions import DataError, OptionError, ResourceError, VerificationError
-from odtmip.core.options import MEMORY_LIMIT, options_of
+from odtmip.core.options import MEMORY_LIMIT, memory_text, options_of
 from odtmip.core.results import SolveResult, Status, stopped_status
 from odtmip.core.tree import Tree
 from odtmip.models import FORMULATIONS, _highs
@@ -225,7 +225,7 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
     stats["estimated_memory_gib"] = gib = estimated_memory_gib(size)
     if memory_limit is not None and gib > memory_limit:
         raise ResourceError(
-            f"the {name} model would need about {gib:.1f} GiB ({size['n_constraints']:,} rows, "
+            f"the {name} model would need about {memory_text(gib)} ({size['n_constraints']:,} rows, "
             f"{size['n_variables']:,} columns, {size['n_nonzeros']:,} nonzeros), more than memory_limit = "
             f"{memory_limit:g} GiB; use a smaller depth or fewer thresholds/features, or raise memory_limit")
 

@@ -133,7 +133,7 @@ def test_bad_options_are_one_line_errors():
     X = np.array([[0], [1], [0], [1]])
     with pytest.raises(DataError, match="two classes"):
         odtmip.solve(Dataset(X, [0, 1, 2, 2]), "dp", metric="f1")
-    with pytest.raises(DataError, match="positive label 7 is not a class"):
+    with pytest.raises(DataError, match="positive label 7 is not a class; the classes are 0, 1$"):  # not np.int64(0)
         odtmip.solve(Dataset(X, [0, 1, 1, 0]), "dp", metric="f1", positive=7)
     with pytest.raises(OptionError, match="min_leaf cannot be combined"):
         odtmip.solve(Dataset(X, [0, 1, 1, 0]), "dp", metric="f1", min_leaf=2)

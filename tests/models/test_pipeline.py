@@ -12,7 +12,7 @@ import odtmip
 from odtmip import Dataset, Status
 from odtmip.core.datasets import load
 from odtmip.core.exceptions import OdtmipError, OptionError, ResourceError
-from odtmip.core.options import MEMORY_LIMIT, OPTIONS
+from odtmip.core.options import MEMORY_LIMIT, OPTIONS, memory_text
 from odtmip.core.tree import Split, branch, leaf
 from odtmip.models import FORMULATIONS, gunluk
 from odtmip.models._highs import HighsOptions
@@ -165,7 +165,7 @@ def test_a_model_over_the_memory_limit_is_refused_before_it_is_built(monkeypatch
         odtmip.solve(data, "gunluk", max_depth=2, memory_limit=1e-6)
     message = str(err.value)
     assert isinstance(err.value, OdtmipError) and isinstance(err.value, MemoryError) and "\n" not in message
-    assert f"about {gib:.1f} GiB ({size['n_constraints']:,} rows" in message
+    assert f"about {memory_text(gib)} ({size['n_constraints']:,} rows" in message and " MiB (" in message  # not 0.0 GiB
     assert f"{size['n_nonzeros']:,} nonzeros), more than memory_limit = 1e-06 GiB" in message
     assert "smaller depth" in message and "raise memory_limit" in message
 

@@ -57,6 +57,27 @@ def test_fit_file_with_target_and_format(capsys, tmp_path, rng):
     assert code == 0
 
 
+@pytest.mark.parametrize("argv, numeric, optimal_over", [
+    # regression: every solver's line said "10 quantile buckets", which the DP and ConTree never search
+    ([], "3 columns -> 1 binary columns: 2 numeric (every midpoint), 1 0/1", "every midpoint of 2 numeric column(s)"),
+    (["--solver", "contree"], "2 numeric (every midpoint), 1 0/1", "every midpoint of 2 numeric column(s)"),
+    (["--numeric", "buckets"], "3 columns -> 21 binary columns: 2 numeric (10 quantile buckets), 1 0/1",
+     "the binary columns of the encoding (3 columns -> 21 binary columns"),
+    (["--solver", "gunluk"], "3 columns -> 21 binary columns: 2 numeric (10 quantile buckets), 1 0/1",
+     "the binary columns of the encoding"),
+    (["--solver", "binoct"], "3 columns -> 1 binary columns: 2 numeric (read as numbers by the model), 1 0/1",
+     "the binary columns of the encoding; numeric columns read as numbers by the model"),
+])
+def test_the_data_line_says_how_the_solver_splits_numbers(capsys, tmp_path, argv, numeric, optimal_over):
+    path = tmp_path / "d.csv"
+    path.write_text("x,z,b,label\n" + "".join(f"{i * 0.37 % 5:.2f},{i * 7 % 13},{i % 2},{'yes' if i % 3 else 'no'}\n"
+                                               for i in range(40)))
+    code, out, _ = run(capsys, "fit", str(path), "--depth", "1", *argv)
+    lines = out.splitlines()
+    assert code == 0 and lines[0].endswith(numeric) and "quantile" not in lines[0][:-len(numeric)]
+    assert next(line for line in lines if line.startswith("optimal over: ")).startswith(f"optimal over: {optimal_over}")
+
+
 def test_the_target_is_named_in_both_outputs(capsys, tmp_path):
     path = tmp_path / "d.csv"
     path.write_text("a,b,Outcome\n" + "".join(f"{i % 2},{i % 3},{'yes' if i % 2 else 'no'}\n" for i in range(12)))

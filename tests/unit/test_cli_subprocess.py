@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from odtmip import __version__
+from odtmip.core.deploy import SavedTree
+from odtmip.core.tree import Split, Tree, branch, leaf
 
 pytestmark = pytest.mark.slow
 
@@ -103,6 +105,8 @@ _FILES = {
     "thousands.csv": _csv("a;b;label", _A, [f"{1000 + i:,}" for i in range(_N)], _LABELS, sep=";"),
     "missing.csv": _csv("a,b,label", _A, ["" if i % 4 == 0 else i for i in range(_N)], _LABELS),
     "monk1": _csv("a,label", _A, _LABELS),  # named like a bundled set
+    "tree.json": json.dumps(SavedTree(Tree(branch(Split("binary", (0,)), leaf(0), leaf(1)), ["a"], ["no", "yes"]),
+                                      {"a": "binary"}, "label").to_dict()),
 }
 
 _ERRORS = {  # argv (--depth 1 is added) -> the one line on stderr
@@ -124,6 +128,19 @@ _ERRORS = {  # argv (--depth 1 is added) -> the one line on stderr
                        "binoct reads numeric columns as numbers and cannot route missing values (column 'b' has some); "
                        "use dp or gunluk, or drop the column (--drop b)"),
     "verbose-quiet": (["-v", "fit", "label.csv", "--quiet"], "--verbose and --quiet exclude each other"),
+    "class-weight": (["fit", "label.csv", "--solver", "gunluk", "--class-weight", "1e308"],  # was a traceback
+                     "gunluk: class_weight must be a number in [0.0001, 10000], got 1e+308"),
+}
+
+_REFUSED = {  # argv as given -> the start of the one line on stderr: refused as the command line is read
+    "plot-format": (["front", "label.csv", "--depth", "1", "--plot", "front.txt"],
+                    "argument --plot: cannot draw into front.txt: name the file with the extension of a format "
+                    "matplotlib writes (avif, eps, "),
+    "png-format": (["show", "tree.json", "--png", "tree"], "argument --png: cannot draw into tree: name the file "),
+    "output-folder": (["predict", "tree.json", "label.csv", "--output", "nodir/p.csv"],
+                      "argument --output: cannot write nodir/p.csv: folder 'nodir' does not exist"),
+    "save-folder": (["fit", "label.csv", "--depth", "1", "--save", "label.csv/tree.json"],
+                    "argument --save: cannot write label.csv/tree.json: folder 'label.csv' is not a folder"),
 }
 
 _FITS = {  # argv (--depth 1 --json is added) -> target, rows
@@ -144,6 +161,7 @@ def runs(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
     for name, text in _FILES.items():
         (folder / name).write_text(text)
     argvs = {name: [*argv, "--depth", "1"] for name, (argv, _) in _ERRORS.items()}
+    argvs |= {name: argv for name, (argv, _) in _REFUSED.items()}
     argvs |= {name: [*argv, "--depth", "1", "--json"] for name, (argv, _, _) in _FITS.items()}
     argvs |= {"version": ["--version"], "closed-pipe": ["fit", "label.csv", "--depth", "1", "--json"]}
     pipeline = " ".join([*ODTMIP, "fit", "label.csv", "--depth", "1", "--json"]) + " | head -c 10"
@@ -172,6 +190,15 @@ def runs(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
 def test_bad_data_is_one_line_and_exit_2(runs, name):
     done = runs[name]
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"odtmip: error: {_ERRORS[name][1]}\n")
+
+
+@pytest.mark.parametrize("name", list(_REFUSED))
+def test_bad_output_files_are_refused_before_any_work(runs, name):
+    # regression: matplotlib's ValueError (unknown format) after the solve, pandas's OSError (no such folder)
+    pytest.importorskip("matplotlib")  # without it: "drawing needs matplotlib"
+    done = runs[name]
+    assert (done.returncode, done.stdout) == (2, "") and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"odtmip: error: {_REFUSED[name][1]}")
 
 
 @pytest.mark.parametrize("name", list(_FITS))

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from odtmip.core.binarize import MISSING, midpoint, midpoint_thresholds, quantile_edges
 from odtmip.core.data import Dataset
-from odtmip.core.exceptions import DataError, OptionError
+from odtmip.core.exceptions import DataError, OptionError, UnseenCategoryWarning
 from odtmip.core.tree import branch, leaf
 from odtmip.solving.check import check
 from odtmip.solving.solvers import solve
@@ -117,7 +117,8 @@ def test_tree_on_binary_columns_predicts_raw_data():
     assert ds.misclassifications(tree) == 1.0
     new = pd.DataFrame({"colour": ["red", "red", "violet"], "shape": ["x", "y", "z"], "age": [30.0, 90.0, 30.0],
                         "smoker": [0, 0, 1], "member": [False, False, True]})
-    assert tree.predict(new).tolist() == ["yes", "no", "no"]
+    with pytest.warns(UnseenCategoryWarning, match="column 'colour' has 1 value"):  # violet; shape is not tested
+        assert tree.predict(new).tolist() == ["yes", "no", "no"]
     assert "age <= 41" in tree.to_text() and "colour in {red}" in tree.to_text()
 
 
@@ -240,6 +241,7 @@ def test_numpy_input_gets_names_and_numeric_object_columns_stay_numeric():
     (RAW.iloc[:0], [], {}, "empty"),
     (RAW.iloc[:, :0], Y, {}, "X has 6 rows but no feature columns"),
     (RAW, ["yes"] * 6, {}, "single class"),
+    (RAW, np.ones(6, dtype=np.int64), {}, r"^y has a single class \(1\); a classification"),  # not np.int64(1)
     (RAW, ["yes", None, "no", "no", "yes", "no"], {}, "missing label"),
     (RAW, [1, "a", 1, "a", 1, "a"], {}, "incomparable"),
     (RAW.assign(age=np.nan), Y, {}, r"column 'age' has no values \(all 6 are missing\); drop it"),
@@ -249,7 +251,11 @@ def test_numpy_input_gets_names_and_numeric_object_columns_stay_numeric():
     (RAW, Y, {"sample_weight": [1, -2, 3, 4, 5, 6]}, "negative"),
     (RAW, Y, {"sample_weight": [1, np.nan, 3, 4, 5, 6]}, "NaN"),
     (RAW, Y, {"sample_weight": [0] * 6}, "sums to zero"),
+    (RAW, Y, {"sample_weight": [1e308] * 6}, r"sums to more than the largest float \(1.8e\+308\); scale"),
     (RAW, Y, {"categorical": ["nope"]}, r"categorical column\(s\) \['nope'\] not in the data"),
+    (pd.DataFrame({"a": [*range(29), "n/a"]}), [0, 1] * 15, {},  # was "like an identifier"
+     r"^column 'a' holds numbers but also 1 non-numeric value\(s\), in 1 row\(s\) \(e.g. 'n/a'\), so it reads as "
+     r"text with 30 distinct values: mark them missing \(na_values, --na-values, or replace them with NaN\)"),
     (RAW, Y, {"feature_names": ["a"]}, "only for array input"),
     (RAW.assign(shape=["a", "a ", "b", "a", "b", "b"]), Y, {},
      r"column 'shape' has values that differ only in surrounding whitespace \('a' and 'a '\); strip them"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import gzip
 import itertools
+import re
 from pathlib import Path
 
 import numpy as np
@@ -434,6 +435,24 @@ def test_csv_target_position_out_of_range(tmp_path):
         ds.read_csv(path, target=5)
     with pytest.raises(OptionError):
         ds.read_csv(path, target=1.5)
+
+
+@pytest.mark.parametrize("content", [
+    b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + bytes(range(256)) * 4,  # an image: NUL bytes
+    bytes((i * 37 + 11) % 256 for i in range(3000) if (i * 37 + 11) % 256 not in (0, 10, 13)),  # bytes with no NUL
+])
+@pytest.mark.parametrize("name, gz", [("d.csv", False), ("d.arff", False), ("d.txt", False), ("d.csv.gz", True)])
+def test_a_binary_file_is_not_text_data(tmp_path, content, name, gz):
+    # regression: its bytes were read as Latin-1 text and printed as column names
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(content) if gz else content)
+    with pytest.raises(FormatError, match=rf"^{re.escape(str(path))} is not a text data file \(binary data"):
+        ds.load(str(path))
+
+
+def test_text_with_a_stray_control_byte_is_still_text(tmp_path):
+    path = _write(tmp_path / "d.csv", "a,b,label\n" + "1,x,yes\n0,y,no\n" * 100 + "1,z\x07,yes\n")
+    assert len(ds.load(str(path))[0]) == 201
 
 
 def test_csv_too_many_fields(tmp_path):

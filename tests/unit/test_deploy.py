@@ -153,10 +153,42 @@ def test_predict_refuses_data_without_the_tree_columns(capsys, tmp_path, saved_p
     assert capsys.readouterr().err == f"odtmip: error: {message.format(data=data)}\n"
 
 
+def test_predict_warns_about_unseen_values_and_refuses_a_column_of_other_codes(capsys, caplog, tmp_path):
+    # regression: both went to the "not in" branch without a word
+    saved_path, data = tmp_path / "tree.json", tmp_path / "new.csv"
+    data.write_text("colour,size,label\n" + "".join(f"{c},{s % 5},{'yes' if c == 'red' else 'no'}\n"
+                                                     for s, c in enumerate(["red", "blue", "green"] * 4)))
+    assert main(["fit", str(data), "--depth", "1", "--save", str(saved_path)]) == 0
+    capsys.readouterr()
+    data.write_text("colour,size\nRed,1\nred,5\n,2\n")
+    assert main(["predict", str(saved_path), str(data)]) == 0
+    assert [r.getMessage() for r in caplog.records] == [
+        "column 'colour' has 1 value(s) never seen in training, in 1 of 3 rows (e.g. 'Red'); they go to the 'not in' "
+        "branch of its splits"]  # the missing colour is not unseen
+    data.write_text("colour,size\n1,1\n2,5\n3,2\n")
+    assert main(["predict", str(saved_path), str(data)]) == 2
+    assert capsys.readouterr().err == ("odtmip: error: column 'colour': none of its 3 distinct values was seen in "
+                                       "training (e.g. '1'; training saw 'blue', 'green', 'red'): the wrong column, or "
+                                       "other codes for the same values?\n")
+
+
+def test_categories_fitted_as_numbers_are_read_as_numbers(capsys, tmp_path):
+    # regression: monk1's levels are numbers; read back from a CSV file as text ('1'), no row met a subset split
+    X, y = load("monk1")
+    X.assign(**{"class": y}).to_csv(tmp_path / "monk1.csv", index=False)
+    assert main(["fit", "monk1", "--depth", "2", "--save", str(tmp_path / "t.json")]) == 0
+    capsys.readouterr()
+    assert main(["predict", str(tmp_path / "t.json"), str(tmp_path / "monk1.csv")]) == 0
+    predicted = pd.read_csv(io.StringIO(capsys.readouterr().out))["class"]
+    assert predicted.tolist() == SavedTree.read(tmp_path / "t.json").tree.predict(X).tolist()
+
+
 @pytest.mark.parametrize("content, message", [
     ("not json", "is not a tree file (not JSON"),
     ('{"tree": {}}', "is not a tree file (write one with `odtmip fit ... --save FILE`)"),
-    (json.dumps({"format": FORMAT, "version": VERSION + 1}), f"has tree file version {VERSION + 1}"),
+    (json.dumps({"format": FORMAT, "version": VERSION + 1}), f"has tree file version {VERSION + 1}; this odtmip"),
+    (json.dumps({"format": FORMAT}), "has no tree file version: not written by `odtmip fit --save`, or edited since"),
+    (json.dumps({"format": FORMAT, "version": "1"}), "a damaged tree file (its version '1' is not a version number)"),
     (json.dumps({"format": FORMAT, "version": VERSION, "features": [], "tree": {"nodes": []}}), "damaged tree file"),
 ])
 @pytest.mark.parametrize("command", ["show", "predict"])

@@ -21,7 +21,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import odtmip
 from odtmip import Dataset, OptimalTreeClassifier
 from odtmip import estimator as estimator_module
-from odtmip.core.exceptions import NotProvenOptimalWarning, OptionError
+from odtmip.core.exceptions import DataError, NotProvenOptimalWarning, OptionError, UnseenCategoryWarning
 from odtmip.core.options import OPTIONS
 
 # Why the plain instance fails one check: the check fits class_weight={0: 1000, 1: 0.0001} on noisy blobs and wants
@@ -163,6 +163,27 @@ def test_predict_refuses_other_columns_and_names_them(change, named):
         clf.predict(change(X))
 
 
+def test_unseen_categories_warn_and_a_column_of_other_codes_is_refused():
+    # regression: "Red" and integer codes for the colours went to the "not in" branch without a word
+    X, y = _frame()
+    clf = OptimalTreeClassifier(max_depth=2).fit(X, y)
+    new = X.assign(colour=X["colour"].astype(str).replace("red", "Red"))
+    with pytest.warns(UnseenCategoryWarning, match=r"^column 'colour' has 1 value\(s\) never seen in training, in 4 "):
+        clf.predict(new)
+    with pytest.warns(UnseenCategoryWarning, match="column 'colour'"):
+        clf.predict_proba(new)
+    codes = X.assign(colour=X["colour"].cat.codes)
+    refused = r"^column 'colour': none of its 3 distinct values was seen in training"
+    with pytest.raises(DataError, match=refused):
+        clf.predict(codes)
+    names = pytest.warns(UserWarning, match="X does not have valid feature names")  # scikit-learn's warning
+    with names, pytest.raises(DataError, match=refused):
+        clf.predict(codes.to_numpy())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf.predict(X.assign(colour=X["colour"].astype(object).where(X["size"] > 1)))  # missing is not unseen
+
+
 def test_an_array_with_another_number_of_columns_is_refused():
     X, y = _numeric()
     clf = OptimalTreeClassifier(max_depth=1).fit(X, y)
@@ -226,6 +247,18 @@ def test_bad_parameters_are_a_value_error_naming_them_at_fit(params, message):
     clf = OptimalTreeClassifier(**params)  # __init__ only stores
     with pytest.raises(OptionError, match=message):
         clf.fit(X, y)
+
+
+@pytest.mark.parametrize("y, message", [
+    ([0.0, 1.0, np.nan, 1.0] * 3, r"^y has 3 missing label\(s\); drop those rows first$"),  # was "Input y contains NaN"
+    (pd.Series(["a", "b", None, "b"] * 3), r"^y has 3 missing label\(s\)"),  # was "regression target"
+    (np.ones(12, dtype=np.int64), r"^y has one class \(1\); "),  # was np.int64(1)
+])
+@pytest.mark.parametrize("frame", [False, True])
+def test_labels_that_cannot_be_fitted_are_named_as_they_are(y, message, frame):
+    X = np.arange(12.0).reshape(-1, 1)
+    with pytest.raises(ValueError, match=message):
+        OptimalTreeClassifier(max_depth=1).fit(pd.DataFrame(X, columns=["x"]) if frame else X, y)
 
 
 def test_unknown_keyword_is_a_type_error():

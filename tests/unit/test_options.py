@@ -13,8 +13,10 @@ from odtmip import Dataset
 from odtmip.core import options
 from odtmip.core.datasets import load
 from odtmip.core.exceptions import OptionError
-from odtmip.core.options import OPTIONS, REQUIRED, defaults, options_of, validate
-from odtmip.dp import solve_dp
+from odtmip.core.options import OPTIONS, REQUIRED, defaults, memory_text, options_of, validate
+from odtmip.dp import solve_contree, solve_dp
+from odtmip.dp.pareto import ParetoSolver
+from odtmip.models import HighsOptions
 from odtmip.solving import solvers
 
 MIP_SOLVERS = ("gunluk", "binoct", "oct", "oct-h")
@@ -75,7 +77,7 @@ def test_unknown_solver_and_option(tiny):
     ("dp", "leaf_penalty", float("nan"), "a number >= 0 or None (no leaf penalty)"),
     ("dp", "time_limit", 0, "a number > 0 or None (no time limit)"),
     ("dp", "options", {"cache": None}, "a DPOptions or None"),
-    ("gunluk", "class_weight", 0, "a number > 0"),
+    ("gunluk", "class_weight", 0, "a number in [0.0001, 10000]"),
     ("gunluk", "strengthen", "yes", "True or False"),
     ("gunluk", "min_specificity", 1.5, "a number in [0, 1] or None (no target)"),
     ("gunluk", "warm_start", "cart", "one of 'dp', 'none' or a Tree or None"),
@@ -158,6 +160,8 @@ def test_the_dp_depth_cap_is_the_solvers():
     ("dp", {"leaf_penalty": -0.1}), ("dp", {"time_limit": 0}),
     ("gunluk", {"max_depth": 13}), ("gunluk", {"max_depth": 0}), ("gunluk", {"max_card": 0}),
     ("gunluk", {"class_weight": 0}), ("gunluk", {"min_sensitivity": -0.1}), ("gunluk", {"positive": 2}),
+    ("gunluk", {"class_weight": 1e308}), ("binoct", {"max_depth": 1, "class_weight": 1e-5}),
+    ("oct", {"max_depth": 1, "class_weight": 1e5}),
     ("gunluk", {"warm_start": "cart"}),
     ("binoct", {"max_depth": 0}), ("binoct", {"max_depth": 1, "leaf_penalty": -1}),
     ("binoct", {"max_depth": 1, "bits": "x"}), ("binoct", {"max_depth": 1, "thresholds": "x"}),
@@ -185,6 +189,25 @@ def test_rules_left_to_the_solver_still_raise_through_solve(tiny, solver, given,
     assert validate(solver, **given) == given  # each value is allowed on its own
     with pytest.raises(OptionError, match=message):
         odtmip.solve(tiny, solver, **given)
+
+
+@pytest.mark.parametrize("call", [
+    lambda data: odtmip.solve(data, "dp", time_limit=np.inf),
+    lambda data: solve_dp(data, 1, time_limit=np.inf),  # regression: the DP's own functions took inf
+    lambda data: solve_contree(data, 1, time_limit=np.inf),
+    lambda data: ParetoSolver(data).front(1, time_limit=np.inf),  # `odtmip front --time-limit inf`
+    lambda data: HighsOptions(time_limit=np.inf),
+    lambda data: solve_dp(data, 1, time_limit="5"),
+], ids=["solve", "solve_dp", "solve_contree", "front", "HighsOptions", "text"])
+def test_one_time_limit_rule_everywhere(tiny, call):
+    with pytest.raises(OptionError, match=r"time_limit must be a number > 0 or None \(no time limit\), got (inf|'5')$"):
+        call(tiny)
+
+
+@pytest.mark.parametrize("gib, text", [(0.00001, "0.01 MiB"), (0.0052, "5.3 MiB"), (0.024, "25 MiB"),
+                                       (0.999, "1023 MiB"), (1.0, "1.0 GiB"), (75.49, "75.5 GiB")])
+def test_memory_sizes_read_in_mib_below_a_gib(gib, text):
+    assert memory_text(gib) == text  # "about 0.0 GiB" told nothing
 
 
 def test_doctests():

@@ -1,6 +1,7 @@
 """Tree: routing by every split kind, shape, exports (golden strings) and the exact JSON round trip."""
 
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -8,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from odtmip.core.exceptions import DataError
+from odtmip.core.data import Dataset
+from odtmip.core.exceptions import DataError, UnseenCategoryWarning
 from odtmip.core.tree import Split, Tree, branch, leaf
 
 NAMES = ["colour", "age", "smoker", "height"]
@@ -184,3 +186,55 @@ def test_json_round_trip_property(t):
     back = Tree.from_dict(json.loads(t.to_json()))
     assert back == t
     assert back.predict(X).tolist() == t.predict(X).tolist()
+
+
+# ------------------------------------------------------------------ prediction data unlike the training data
+def fitted_tree() -> Tree:
+    """example_tree as a Dataset made it: the colours training saw, named columns, leaf counts."""
+    t = example_tree().fit_counts(X, np.array([1, 0, 1, 1, 0]))
+    return Tree.from_dict({**t.to_dict(), "levels": {"colour": ["blue", "green", "red"]}, "named_columns": True})
+
+
+def test_unseen_categories_warn_with_the_column_and_their_count():
+    # regression: 'Red' for 'red' went to the "not in" branch without a word
+    new = X.assign(colour=["Red", "blue", "green", "Red", "purple"])
+    with pytest.warns(UnseenCategoryWarning, match=r"^column 'colour' has 2 value\(s\) never seen in training, in 3 "
+                                                   r"of 5 rows \(e.g. 'Red'\); they go to the 'not in' branch"):
+        assert fitted_tree().predict(new).tolist() == example_tree().predict(new).tolist()
+    with pytest.warns(UnseenCategoryWarning, match="column 'colour' has 2 value"):
+        fitted_tree().predict_proba(new)
+
+
+def test_a_column_with_none_of_the_training_values_is_refused():
+    # regression: integer codes for a text column were routed left, every row, without a word
+    codes = X.assign(colour=[2, 0, 1, 2, 3])
+    with pytest.raises(DataError, match=r"^column 'colour': none of its 4 distinct values was seen in training \(e.g. "
+                                        r"2; training saw 'blue', 'green', 'red'\): the wrong column, or other codes"):
+        fitted_tree().predict(codes)
+
+
+def test_missing_values_numeric_columns_and_seen_values_are_quiet(recwarn):
+    t = fitted_tree()
+    t.predict(X.assign(colour=[None, "red", np.nan, "blue", "green"], age=[1e9, -1.0, 3.5, 4.0, 5.0]))
+    t.predict(X.iloc[:0])  # no rows
+    assert not recwarn.list
+    with pytest.warns(UnseenCategoryWarning):  # one new value alone is a warning, not the wrong column
+        t.predict(X.iloc[:1].assign(colour="purple"))
+
+
+def test_an_array_for_a_tree_fitted_on_named_columns_warns_as_scikit_learn_does():
+    with pytest.warns(UserWarning, match="^X does not have valid feature names, but Tree was fitted with feature "):
+        fitted_tree().predict(X.iloc[:4].to_numpy(dtype=object))  # the colours training saw
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        example_tree().predict(X.to_numpy(dtype=object))  # fitted on an array (or built by hand): no names to miss
+        fitted_tree().apply(X.assign(colour="Red"))  # apply routes without comparing
+
+
+def test_levels_and_names_round_trip_and_come_from_the_dataset():
+    t = fitted_tree()
+    assert Tree.from_dict(json.loads(t.to_json())) == t and t.levels == {"colour": ("blue", "green", "red")}
+    data = Dataset(X.assign(colour=["red", None, "green", "red", "red"]), ["no", "yes", "no", "yes", "yes"])
+    made = data.new_tree(leaf(0))
+    assert made.levels == {"colour": ("green", "red")} and made.named_columns  # the missing level is not a value
+    assert not Dataset(X.to_numpy(dtype=object), [0, 1, 0, 1, 1]).new_tree(leaf(0)).named_columns
