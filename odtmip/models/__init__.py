@@ -9,8 +9,9 @@ rows of your own added or deactivated) with HiGHS and loads the incumbent into i
 """
 
 from odtmip.models import binoct, gunluk, oct
-from odtmip.models._highs import HighsOptions, MipRun, lp_relaxation, model_statistics
+from odtmip.models._highs import HighsOptions, lp_relaxation, model_statistics
 from odtmip.models._highs import solve as solve_model
+from odtmip.models._highs_read import MipRun
 from odtmip.models.formulation import DPProblem, Formulation
 
 #: Every MIP formulation, by solver name.

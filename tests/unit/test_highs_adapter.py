@@ -15,7 +15,7 @@ pyo = pytest.importorskip("pyomo.environ")
 
 from odtmip.core.exceptions import OptionError, SolverUnavailableError  # noqa: E402
 from odtmip.core.results import Status  # noqa: E402
-from odtmip.models import _highs  # noqa: E402
+from odtmip.models import _highs, _highs_read  # noqa: E402
 from odtmip.models._compile import compile_model  # noqa: E402
 from odtmip.models._highs import (  # noqa: E402
     HighsOptions,
@@ -436,9 +436,9 @@ def test_feasible_start_is_plain_linear_algebra():
     assert _highs._feasible_start(comp, point(0.5, 0, 0)) is None  # integrality
     assert _highs._feasible_start(comp, point(2, 0, 0)) is None  # bound
     assert _highs._feasible_start(comp, point(1, 1, 0)[:2]) is None  # the wrong length
-    assert _highs._start_verdict(comp, point(1, 1, 0), 10.0) == (True, 8.0)
-    assert _highs._start_verdict(comp, point(1, 1, 0), 7.0) == (False, None)  # HiGHS ended worse: not taken
-    assert _highs._start_verdict(comp, None, 10.0) == (False, None)
+    assert _highs_read.start_verdict(comp, point(1, 1, 0), 10.0) == (True, 8.0)
+    assert _highs_read.start_verdict(comp, point(1, 1, 0), 7.0) == (False, None)  # HiGHS ended worse: not taken
+    assert _highs_read.start_verdict(comp, None, 10.0) == (False, None)
 
 
 # ----------------------------------------------------------------------------------------------------
