@@ -45,8 +45,9 @@ def test_gunluk_teaching_example(tmp_path):
 @pytest.mark.slow
 def test_compare_formulations_example(tmp_path):
     out = load_example("02_compare_formulations").main(verbose=False)
-    assert out["optimum"] == {"monk1": 20, "tic-tac-toe": 22}
-    assert out["misclassifications"] == {"monk1": [20], "tic-tac-toe": [22]}  # every run ends at the DP's optimum
+    assert out["optimum"] == {"monk1": [20], "tic-tac-toe": [22]}  # every formulation's, the DP's over its splits
+    # a proof within the time limit depends on the machine: the example asserts bound <= optimum <= misclassifications
+    # for every run
     assert "disagree" not in out["verdicts"]
     # [GKLMS] §4.3: the LP relaxation classifies every sample correctly (anchors do not lift it on these samples);
     # BinOCT's and OCT's LP bounds are as trivial
