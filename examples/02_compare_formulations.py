@@ -54,6 +54,7 @@ import odtmip
 from odtmip.core.datasets import load
 from odtmip.models import FORMULATIONS, lp_relaxation, model_statistics
 from odtmip.solving.compare import ablation, plot_profile, to_markdown, variant
+from odtmip.solving.pipeline import solve_problem
 
 N, DEPTH, SECONDS = 100, 2, 4.0
 #: [GKLMS] Tables 2-3: "Nothing" / "No Anchor" / "No Relax" / "No Strength" / "All", and (14) on its own.
@@ -111,15 +112,15 @@ def main(verbose: bool = True) -> dict:
 
 def model_facts(data: odtmip.Dataset, spec) -> dict:
     """A variant's model, built here with no time limit: its size (:func:`~odtmip.models.model_statistics`), its
-    LP bound and its optimum, the DP's over the model's splits (:func:`odtmip.solving.check.dp_problem`), both in the DP's
-    units as :func:`odtmip.compare` maps them (misclassifications: no option here adds a penalty)."""
+    LP bound and its optimum, the DP's over the model's splits (:func:`odtmip.solving.check.dp_problem`), both in
+    the DP's units as :func:`odtmip.compare` maps them (misclassifications: no option here adds a penalty)."""
     v = variant(spec)
     formulation = FORMULATIONS[v.solver]
     options = formulation.make_options(DEPTH, None, dict(v.options))
     m = formulation.build(data, DEPTH, options)
     problem = formulation.dp_problem(data, DEPTH, options)
     lp = formulation.to_loss(m)(lp_relaxation(m)) * problem.scale - problem.offset
-    return {**model_statistics(m), "lp_bound_errors": lp, "optimum": problem.solve(DEPTH).objective}
+    return {**model_statistics(m), "lp_bound_errors": lp, "optimum": solve_problem(problem, DEPTH).objective}
 
 
 def plot(options: pd.DataFrame):

@@ -212,7 +212,7 @@ def test_fits_name_their_target(runs, name):
 
 
 def test_what_the_fits_log(runs):
-    assert runs["comma"].stderr == ("odtmip.core.datasets: comma.csv: column 'b' has numbers with a decimal comma: '0,5' "
+    assert runs["comma"].stderr == ("odtmip.datasets: comma.csv: column 'b' has numbers with a decimal comma: '0,5' "
                                     "read as 0.5 (--decimal chooses)\n")
     assert runs["comma-quiet"].stderr == "" and runs["spaces"].stderr == ""
     assert "1 with missing values (+1 indicator each)" in one_json_value(runs["missing"].stdout)["encoding"]

@@ -1,4 +1,4 @@
-"""Tests of odtmip.core.datasets: generated sets, the file readers, name resolution and the benchmark folder."""
+"""Tests of odtmip.datasets: generated sets, the file readers, name resolution and the benchmark folder."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ def every_time(monkeypatch):
 
 
 def _lines(caplog):
-    return [r.getMessage() for r in caplog.records if r.name == "odtmip.core.progress"]
+    return [r.getMessage() for r in caplog.records if r.name == "odtmip.progress"]
 
 
 def _hard(rng):
@@ -31,7 +31,7 @@ def _hard(rng):
 
 def test_the_dp_reports_its_best_tree_and_bound_from_inside_the_search(rng, every_time, caplog):
     ds = _hard(rng)
-    with caplog.at_level(logging.INFO, logger="odtmip.core.progress"):
+    with caplog.at_level(logging.INFO, logger="odtmip.progress"):
         res = solve_dp(ds, 4)
     lines = _lines(caplog)
     assert lines and all(line.startswith("dp  ") for line in lines)
@@ -46,7 +46,7 @@ def test_contree_reports_its_best_tree_and_proven_bound_from_inside_the_search(r
     y = ((X[:, 0] > 0.5) ^ (X[:, 1] > 0.4) ^ (rng.random(300) < 0.2)).astype(int)
     for passes in (True, False):
         caplog.clear()
-        with caplog.at_level(logging.INFO, logger="odtmip.core.progress"):
+        with caplog.at_level(logging.INFO, logger="odtmip.progress"):
             res = solve_contree(Dataset(X, y), 3, options=ContreeOptions(bound_passes=passes))
         lines = _lines(caplog)
         assert lines and all(line.startswith("contree  ") for line in lines)
@@ -68,14 +68,14 @@ def test_the_solves_of_a_kernel_warm_up_report_nothing(every_time, caplog):
     def warm_up():
         progress.Reporter("dp")(5.0, 1.0)
 
-    with caplog.at_level(logging.INFO, logger="odtmip.core.progress"):
+    with caplog.at_level(logging.INFO, logger="odtmip.progress"):
         warm_up()
         progress.Reporter("dp")(5.0, 1.0)
     assert [line.split("  ", 2)[2] for line in _lines(caplog)] == ["best 5  bound 1  gap 80.0%"]
 
 
 def test_no_progress_lines_unless_asked(rng, every_time, caplog):
-    with caplog.at_level(logging.WARNING, logger="odtmip.core.progress"):
+    with caplog.at_level(logging.WARNING, logger="odtmip.progress"):
         solve_dp(_hard(rng), 4)
     assert _lines(caplog) == []
 
@@ -85,7 +85,7 @@ def test_the_mip_reports_highs_incumbent_and_dual_bound(caplog):
 
     rec = _Recorder(echo=False)
     rec.progress = progress.Reporter("highs", interval=0.0)
-    with caplog.at_level(logging.INFO, logger="odtmip.core.progress"):
+    with caplog.at_level(logging.INFO, logger="odtmip.progress"):
         rec.logging(1.25, 5.0, 3.0, 7)  # HiGHS's cbMipLogging: seconds, primal bound, dual bound, nodes
         rec.logging(1.25, float("inf"), 3.0, 7)  # no incumbent yet
     assert _lines(caplog) == ["highs  1.2 s  best 5  bound 3  gap 40.0%", "highs  1.2 s  best -  bound 3  gap -"]
@@ -94,7 +94,7 @@ def test_the_mip_reports_highs_incumbent_and_dual_bound(caplog):
     caplog.clear()
     errors = _Recorder(echo=False, units=lambda best, dual: (958 - best, max(0.0, 958 - dual)))
     errors.progress = progress.Reporter("highs", interval=0.0)
-    with caplog.at_level(logging.INFO, logger="odtmip.core.progress"):
+    with caplog.at_level(logging.INFO, logger="odtmip.progress"):
         errors.logging(1.25, 742.0, 3832.0, 7)
     assert _lines(caplog) == ["highs  1.2 s  best 216  bound 0  gap 100.0%"]
     assert errors.points == [(1.25, 742.0, 3832.0, 7)]  # the trajectory keeps the model's own numbers
@@ -110,11 +110,11 @@ def test_the_command_shows_progress_with_verbose_only_off_a_terminal(rng, every_
     monkeypatch.setattr(logging.getLogger(), "handlers", [])  # let the command configure logging afresh
     assert main(["fit", str(path), "--depth", "4", "--json", *flags]) == 0
     err = capsys.readouterr().err
-    assert ("odtmip.core.progress: dp  " in err) is shown
+    assert ("odtmip.progress: dp  " in err) is shown
 
 
 def test_a_block_that_outlasts_the_notice_delay_says_it_compiles(caplog):
-    with caplog.at_level(logging.INFO, logger="odtmip.core.progress"):
+    with caplog.at_level(logging.INFO, logger="odtmip.progress"):
         with progress.compiling("the test kernels", after=0.0):
             waited = time.perf_counter()
             while not _lines(caplog) and time.perf_counter() - waited < 30.0:  # the notice comes from a timer thread
