@@ -6,7 +6,7 @@ import pytest
 from _data import mixed_data
 
 from odtmip import Status
-from odtmip.models.rates import CLASS_WEIGHT
+from odtmip.core.options import CLASS_WEIGHT
 from odtmip.solving.check import check, dp_problem
 from odtmip.solving.pipeline import solve_mip, solve_problem
 
@@ -42,7 +42,7 @@ def test_mip_optimum_with_a_class_weight_equals_the_dp(model, c):
     # the range hold too (beyond them HiGHS's claimed optima fail the check, and the DP's sums lose rows)
     data = mixed_data(0, n=16, max_weight=None)
     problem = dp_problem(data, model, 1, class_weight=c)
-    dp = problem.solve(1)
+    dp = solve_problem(problem, 1)
     mip = solve_mip(model, data, 1, warm_start="none", class_weight=c)
     assert dp.status is Status.OPTIMAL and mip.status is Status.OPTIMAL
     assert mip.objective == pytest.approx(problem.in_model_units(dp.objective))
