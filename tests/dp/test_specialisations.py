@@ -138,27 +138,27 @@ def test_recursive_kernels_call_themselves_once():
     ("odtmip.dp.pareto", "_warm_up_pareto", lambda ds, **kw: solve_dp(ds, 2, metric="f1", **kw), False),
     ("odtmip.dp.contree", "warm_up", lambda ds, **kw: solve_contree(ds, 2, **kw), True),
 ])
-def test_compile_time_is_reported_apart_and_not_against_the_time_limit(module, name, solve, numeric, monkeypatch):
+def test_compile_time_is_reported_and_counted_in_the_call(module, name, solve, numeric, monkeypatch):
+    # a time limit covers the whole call: loading (or compiling) the kernels is part of the call's seconds, and is
+    # reported as compile_seconds too
     mod = importlib.import_module(module)
     getattr(mod, name)()  # this process's kernels, compiled or loaded
-    calls, compiled_at = [], []
+    calls = []
 
-    def first_run() -> float:  # a first run in a fresh environment: one second of compiling, once
+    def first_run() -> float:  # a first run: one second of loading the kernels, once
         calls.append(1)
         if len(calls) > 1:
             return 0.0
         time.sleep(1.0)
-        compiled_at.append(time.perf_counter())
         return 1.0
 
     monkeypatch.setattr(mod, name, first_run)
     rng = np.random.default_rng(3)
     X = rng.random((40, 2)) if numeric else rng.integers(0, 2, size=(40, 3))
-    res = solve(Dataset(X, (X[:, 0] > 0.5).astype(int) ^ (rng.random(40) < 0.1)), time_limit=0.5)
-    since_compiled = time.perf_counter() - compiled_at[0]
-    assert res.status is Status.OPTIMAL  # the 0.5 s limit was not spent on the 1 s compile
-    assert res.stats["compile_seconds"] == 1.0
-    assert res.seconds <= since_compiled  # the solve's clock started after the compile ended
+    t0 = time.perf_counter()
+    res = solve(Dataset(X, (X[:, 0] > 0.5).astype(int) ^ (rng.random(40) < 0.1)), time_limit=600.0)
+    assert res.status is Status.OPTIMAL and res.stats["compile_seconds"] == 1.0
+    assert 1.0 <= res.seconds <= time.perf_counter() - t0  # the load is the call's time
 
 
 def _is_kernel(fn: ast.FunctionDef) -> str | None:
