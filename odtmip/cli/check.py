@@ -37,9 +37,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
 def run(args) -> int:
     from odtmip.solving.compare import Variant, grid, solve_cell
 
-    options = common.solver_options(args, args.model)
-    data = common.load_dataset(args)
-    options.update(common.positive_option(args, data, args.model))
+    data, options = common.data_and_options(args, args.model)
     depth, time_limit = options.pop("max_depth"), options.pop("time_limit", None)
     options.pop("highs", None)  # --log: the cell echoes HiGHS's log itself
     (cell,) = grid({args.data: data}, [Variant(args.model, options)], depths=[depth], time_limit=time_limit)

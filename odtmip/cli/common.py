@@ -189,6 +189,15 @@ def load_dataset(args) -> Dataset:
                    force_classification=args.classification, allow_many_levels=args.allow_many_levels)
 
 
+def data_and_options(args, solver: str) -> tuple[Dataset, dict]:
+    """The dataset the command names and the options it gives ``solver``, checked (``--positive`` as the solver
+    takes it)."""
+    options = solver_options(args, solver)
+    data = load_dataset(args)
+    options.update(positive_option(args, data, solver))
+    return data, options
+
+
 def positive_option(args, data: Dataset, solver: str) -> dict:
     """``--positive LABEL`` as the solver takes it: the label for the DP, its class index for a MIP model."""
     if getattr(args, "positive", None) is None:

@@ -44,9 +44,7 @@ def run(args) -> int:
     from odtmip.core import deploy
     from odtmip.solving.solvers import solve
 
-    options = common.solver_options(args, args.solver)
-    data = common.load_dataset(args)
-    options.update(common.positive_option(args, data, args.solver))
+    data, options = common.data_and_options(args, args.solver)
     described = data.describe(common.numeric_splits(data, args.solver))
     log.info("data: %s", described)
     if "time_limit" in options:  # the command's time limit counts from its start

@@ -335,6 +335,7 @@ def _before_the_model(name: str, f: Formulation, data: Dataset, opts, trees: lis
     stats["incumbent"] = f"the warm start: {why}"
     tree = min(trees, key=lambda t: f.loss(data, t, opts)) if trees else None
     objective = None if tree is None else f.loss(data, tree, opts)
+    stats.update(warm_start_loss=objective, warm_start_given=False, warm_start_accepted=None)
     status, bound = _bounded(Status.TIME_LIMIT, objective, {"dp": dp, "trivial": floor}, stats)
     return SolveResult(solver=name, status=status, stop_reason="time_limit", tree=tree, objective=objective,
                        bound=bound, seconds=budget.elapsed(), stats=stats)

@@ -54,7 +54,8 @@ def test_check_json_is_one_object(model):
     done = run("check", "monk1", "--model", model, "--depth", "1", "--time-limit", "5", "--json")
     assert done.returncode == 0, done.stderr
     record = one_json_value(done.stdout)
-    assert isinstance(record, dict) and record["model"] == model and record["verdict"] == "agree"
+    # the whole command has 5 s: whether the proofs fit in them depends on the machine, the verdict's kind does not
+    assert isinstance(record, dict) and record["model"] == model and record["verdict"] in ("agree", "unproven")
 
 
 def test_datasets_json_is_one_list():
