@@ -65,7 +65,6 @@ def main(argv=None, started: float | None = None) -> int:
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _log_warning
-            warnings.simplefilter("always", UserWarning)  # every command says it, not the first of a process only
             code = args.run(args)
         sys.stdout.flush()  # a closed pipe shows here, inside the try, not at interpreter exit
         return code

@@ -107,8 +107,13 @@ def test_the_command_shows_progress_with_verbose_only_off_a_terminal(rng, every_
     path = tmp_path / "d.csv"
     np.savetxt(path, np.column_stack([ds.Xb, ds.y]), fmt="%d", delimiter=",",
                header=",".join([f"x{j}" for j in range(25)] + ["class"]), comments="")
-    monkeypatch.setattr(logging.getLogger(), "handlers", [])  # let the command configure logging afresh
-    assert main(["fit", str(path), "--depth", "4", "--json", *flags]) == 0
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", [])  # let the command configure logging afresh ...
+    level = root.level
+    try:
+        assert main(["fit", str(path), "--depth", "4", "--json", *flags]) == 0
+    finally:
+        root.setLevel(level)  # ... and leave no level behind (a later test's WARNING records would not reach caplog)
     err = capsys.readouterr().err
     assert ("odtmip.progress: dp  " in err) is shown
 
