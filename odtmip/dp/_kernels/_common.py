@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit, objmode, types
+from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
 from odtmip.core.progress import dp_hook
@@ -144,6 +145,33 @@ def _cttz(typingctx, x):
         return builder.cttz(args[0], context.get_constant(types.boolean, True))
 
     return types.uint64(types.uint64), codegen
+
+
+def compare_and_swap(arr, i, old, new):
+    """Set ``arr[i]`` (int64) to ``new`` if it holds ``old``; returns the value it held. Compiled, one atomic LLVM
+    ``cmpxchg`` (sequentially consistent), which the spin lock of the cache shared by search threads is built on
+    (:func:`~odtmip.dp._kernels._cache.lock`)."""
+    v = arr[i]
+    if v == old:
+        arr[i] = new
+    return v
+
+
+@intrinsic
+def _cmpxchg(typingctx, arr, i, old, new):
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]])
+        pair = builder.cmpxchg(ptr, args[2], args[3], "seq_cst", "seq_cst")
+        return builder.extract_value(pair, 0)
+
+    return types.int64(arr, types.int64, types.int64, types.int64), codegen
+
+
+@overload(compare_and_swap)
+def _compare_and_swap_compiled(arr, i, old, new):
+    return lambda arr, i, old, new: _cmpxchg(arr, np.int64(i), np.int64(old), np.int64(new))
 
 
 @overload(popcount)
