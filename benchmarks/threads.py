@@ -79,7 +79,8 @@ def _model(run: dict, cores: int) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--engine", choices=("dp", "contree"), default="dp")
-    parser.add_argument("--datasets", nargs="+", default=[], help="set names (binary sets for dp, continuous for contree)")
+    parser.add_argument("--datasets", nargs="+", default=[],
+                        help="set names (binary sets for dp, continuous ones for contree)")
     parser.add_argument("--depths", nargs="+", type=int, default=[5])
     parser.add_argument("--threads", nargs="+", type=int, default=[1, len(os.sched_getaffinity(0))])
     parser.add_argument("--time-limit", type=float, default=600.0, help="seconds per run")

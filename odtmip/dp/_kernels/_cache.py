@@ -252,19 +252,21 @@ def find_optimal(cache, k, d, n):
 
 @njit(cache=NUMBA_CACHE, **INTERNAL)
 def _find_optimal_unlocked(cache, k, d, n):
-    """:func:`find_optimal` without the lock."""
+    """:func:`find_optimal` without the lock: the entry of the exact budget, else the oldest that serves (the list runs
+    from the newest), so that the answer for a budget never changes once it has one (:func:`store_optimal`)."""
     ei = cache.ints
     e = cache.heads[k]
+    found = np.int64(-1)
     while e >= 0:
         if ei[e, E_OPT] == 1:
             ed = ei[e, E_DEPTH]
             en = ei[e, E_NODES]
-            if (ed == d and en == n) or (
-                ed >= d and en >= n and ei[e, E_SOL_NODES] <= n and ei[e, E_SOL_DEPTH] <= d
-            ):
+            if ed == d and en == n:
                 return e
+            if ed >= d and en >= n and ei[e, E_SOL_NODES] <= n and ei[e, E_SOL_DEPTH] <= d:
+                found = e
         e = ei[e, E_NEXT]
-    return -1
+    return found
 
 
 @njit(cache=NUMBA_CACHE, **INTERNAL)
@@ -359,19 +361,29 @@ def _store_lower_bound_unlocked(cache, k, d, n, lbc, lbn, tol, st):
 
 @njit(cache=NUMBA_CACHE, **INTERNAL)
 def store_optimal(cache, k, d, n, cost, nodes, depth, feature, feat_left, feat_right, terminal, st):
-    """Record the optimal tree of key ``k`` at budget (d, n); its objective is also the lower bound."""
+    """Record the optimal tree of key ``k`` at budget (d, n); its objective is also the lower bound. Returns the entry
+    (-1 if the table is full), which keeps the optimum stored first: a thread that solved the subproblem at the same
+    time may have found another optimal tree, and the callers then go on with that one, the tree the cache rebuilds.
+    Nothing is stored where an optimum already serves (d, n) (:func:`find_optimal`): a parent's record of its
+    child's nodes and depth then always matches the tree rebuilt from the child's budget."""
     lock(cache)
-    _store_optimal_unlocked(cache, k, d, n, cost, nodes, depth, feature, feat_left, feat_right, terminal, st)
+    e = _store_optimal_unlocked(cache, k, d, n, cost, nodes, depth, feature, feat_left, feat_right, terminal, st)
     unlock(cache)
+    return e
 
 
 @njit(cache=NUMBA_CACHE, **INTERNAL)
 def _store_optimal_unlocked(cache, k, d, n, cost, nodes, depth, feature, feat_left, feat_right, terminal, st):
     """:func:`store_optimal` without the lock."""
+    e = _find_optimal_unlocked(cache, k, d, n)
+    if e >= 0:  # an optimum serves this budget already (stored first by another thread, or for a larger budget)
+        return e
     e = entry_for(cache, k, d, n, st)
     if e < 0:
-        return
+        return e
     ei, ef = cache.ints, cache.reals
+    if ei[e, E_OPT] == 1:
+        return e
     ei[e, E_OPT] = 1
     ef[e, EF_COST] = cost
     ef[e, EF_LB] = cost
@@ -382,13 +394,14 @@ def _store_optimal_unlocked(cache, k, d, n, cost, nodes, depth, feature, feat_le
     ei[e, E_FEAT_LEFT] = feat_left
     ei[e, E_FEAT_RIGHT] = feat_right
     ei[e, E_TERMINAL] = terminal
+    return e
 
 
 @njit(cache=NUMBA_CACHE, **INTERNAL)
 def store_leaf(cache, k, d, n, cost, st):
     """:func:`store_optimal` of a leaf: no branch node and no split."""
     none = np.int64(-1)
-    store_optimal(cache, k, d, n, cost, np.int64(0), np.int64(0), none, none, none, np.int64(0), st)
+    return store_optimal(cache, k, d, n, cost, np.int64(0), np.int64(0), none, none, none, np.int64(0), st)
 
 
 @njit(cache=NUMBA_CACHE)

@@ -327,6 +327,16 @@ def _node_bound(cache, archive, prm, st, wts, key, k, D, equiv, pen, d, n, ubc, 
     return k, lbc, lbn
 
 
+@njit(cache=NUMBA_CACHE, inline="always")
+def _stored_or(cache, e, c, nodes, depth):
+    """(objective, nodes, depth) of the optimum in entry ``e`` (-1: the table was full, then ``(c, nodes, depth)``):
+    the optimum stored first, another thread's if it solved the subproblem too, which is the tree the cache
+    rebuilds (:func:`~odtmip.dp._kernels._cache.store_optimal`)."""
+    if e < 0:
+        return c, nodes, depth
+    return cache.reals[e, EF_COST], cache.ints[e, E_SOL_NODES], cache.ints[e, E_SOL_DEPTH]
+
+
 @njit(cache=NUMBA_CACHE, **INTERNAL)
 def _solve_depth_two(data, scr, cache, archive, prm, st, key, k, D, cnt, d, n):
     """Optimal (objective, nodes, depth) of ``D`` at budget (d, n), d <= 2, by the depth-two solver ([MurTree]
@@ -340,14 +350,16 @@ def _solve_depth_two(data, scr, cache, archive, prm, st, key, k, D, cnt, d, n):
         if k < 0:
             return NO_TREE
     res_c, res_i = scr.result_cost, scr.result_tree
+    asked = 0 if d == 1 else n - 1
+    e = np.int64(-1)
     for b in range(3 if d == 2 else 1):  # budgets (1, 1), (2, 2), (2, 3)
         nodes = res_i[b, R_NODES]
-        store_optimal(cache, k, min(b + 1, 2), b + 1, res_c[b], nodes, min(nodes, 2), res_i[b, R_FEATURE],
-                      res_i[b, R_LEFT], res_i[b, R_RIGHT], np.int64(1), st)
+        stored = store_optimal(cache, k, min(b + 1, 2), b + 1, res_c[b], nodes, min(nodes, 2), res_i[b, R_FEATURE],
+                               res_i[b, R_LEFT], res_i[b, R_RIGHT], np.int64(1), st)
+        if b == asked:
+            e = stored
     archive_subproblem(archive, D, k, d)
-    b = 0 if d == 1 else n - 1
-    nodes = res_i[b, R_NODES]
-    return res_c[b], nodes, min(nodes, np.int64(2))
+    return _stored_or(cache, e, res_c[asked], res_i[asked, R_NODES], min(res_i[asked, R_NODES], np.int64(2)))
 
 
 @njit(cache=NUMBA_CACHE, inline="always")
@@ -570,8 +582,8 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
             k = key_index(cache, key, np.bool_(True), st)
             if k < 0:
                 return NO_TREE
-        store_leaf(cache, k, d, n, leafc, st)
-        return _within(leafc, np.int64(0), np.int64(0), ubc, ubn, tol)
+        c, nodes, depth = _stored_or(cache, store_leaf(cache, k, d, n, leafc, st), leafc, np.int64(0), np.int64(0))
+        return _within(c, nodes, depth, ubc, ubn, tol)
     if prm.depth_two and d <= 2:
         c, nodes, depth = _solve_depth_two(s.data, s.scratch, cache, s.archive, prm, st, key, k, D, cnt, d, n)
         return _within(c, nodes, depth, ubc, ubn, tol)
@@ -693,7 +705,8 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
             return NO_TREE
     archive_subproblem(s.archive, D, k, d)
     if has_best:
-        store_optimal(cache, k, d, n, bc, bn, bd, bf, bpl, bpr, np.int64(0), st)
+        bc, bn, bd = _stored_or(cache, store_optimal(cache, k, d, n, bc, bn, bd, bf, bpl, bpr, np.int64(0), st), bc,
+                                bn, bd)
         return _within(bc, bn, bd, ubc, ubn, tol)
     nlc, nln = _refined_bound(lbc, lbn, ubc, ubn, rlbc, rlbn, leafc, prm.refined_lb, tol)
     store_lower_bound(cache, k, d, n, nlc, nln, tol, st)
