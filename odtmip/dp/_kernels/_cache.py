@@ -32,6 +32,7 @@ from odtmip.dp._kernels._common import (
     S_FULL,
     compare_and_swap,
     copy_words,
+    yield_core,
     hash_key,
     lex_lt,
 )
@@ -76,14 +77,23 @@ U_STOP = 3  # set with S_FULL: every thread of the search stops, so that Python 
 U_SHARED = 4  # 1: threads share the cache, its functions take the lock
 N_USED = 5
 
+#: Tries of the lock before a waiting thread yields its core (a critical section takes well under a microsecond; a
+#: holder stopped by the system takes a time slice, milliseconds, which spinning would waste).
+SPINS = 1000
+
 
 @njit(cache=NUMBA_CACHE, **INTERNAL)
 def lock(cache):
-    """Take the cache's spin lock when threads share it (U_SHARED); a critical section is a few table reads."""
+    """Take the cache's spin lock when threads share it (U_SHARED); a critical section is a few table reads. After
+    :data:`SPINS` failed tries the thread yields its core (:func:`~odtmip.dp._kernels._common.yield_core`)."""
     used = cache.used
     if used[U_SHARED] != 0:
+        spins = 0
         while compare_and_swap(used, U_LOCK, 0, 1) != 0:
-            pass
+            spins += 1
+            if spins >= SPINS:  # the holder may have lost its core: give ours up rather than spin it away
+                yield_core()
+                spins = 0
 
 
 @njit(cache=NUMBA_CACHE, **INTERNAL)

@@ -186,6 +186,7 @@ def _trailing_zeros_compiled(x):
 
 _perf_counter = time.perf_counter
 _dp_hook = dp_hook
+_sched_yield = getattr(os, "sched_yield", lambda: time.sleep(0))
 
 
 @njit(cache=NUMBA_CACHE)
@@ -194,6 +195,14 @@ def clock():
     with objmode(t="float64"):
         t = _perf_counter()
     return t
+
+
+@njit(cache=NUMBA_CACHE)
+def yield_core():
+    """Give this thread's core to another one (``os.sched_yield``): a thread waiting for a lock whose holder the
+    system has stopped lets it run (the machine may run more threads than it has cores)."""
+    with objmode():
+        _sched_yield()
 
 
 @njit(cache=NUMBA_CACHE, **INTERNAL)
