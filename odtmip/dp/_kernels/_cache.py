@@ -32,9 +32,9 @@ from odtmip.dp._kernels._common import (
     S_FULL,
     compare_and_swap,
     copy_words,
-    yield_core,
     hash_key,
     lex_lt,
+    yield_core,
 )
 
 
