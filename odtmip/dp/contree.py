@@ -565,6 +565,8 @@ class ContreeSolver:
         best = min(range(T), key=lambda t: (float(found[t][3].incumbent[I_COST]), t))
         work = found[best][3]
         bound = min(float(r[3].incumbent[I_BOUND]) for r in found)
+        if root[kc.ROOT_NEXT] < len(self.features.ranks):  # features no thread took cost at least the penalty
+            bound = min(bound, max(prm.penalty - prm.tol, 0.0))
         work.incumbent[I_BOUND] = max(0.0, min(bound, float(root[kc.ROOT_COST])))
         exact = [r for r in found if r[1]]
         if exact:

@@ -135,15 +135,16 @@ def test_time_limit_returns_a_verified_tree_and_a_valid_bound(rng):
     assert 0.0 <= res.bound <= best2 - 0  # a depth-4 tree is never worse than the depth-2 optimum
 
 
-def _stops(ds, depth, penalty=0.0, options=None):
+def _stops(ds, depth, penalty=0.0, options=None, threads=1):
     """(optimum, stops): the search solved without a limit, and the same search stopped after 1, 2, 3, ... nodes
     (10 % more each time) until it finishes, as (bound, objective) per stop; each stop is checked: a verified tree
     (by the solver) and a bound between the optimum and the returned objective. (Doubling missed the stops in the
-    second-to-last feature, whose bound took the features after it as searched.)"""
+    second-to-last feature, whose bound took the features after it as searched.) With ``threads`` > 1 each thread
+    stops at its share of the nodes, wherever the others are."""
     optimum = solve_contree(ds, depth, penalty=penalty, options=options)
     stops, limit = [], 1
     while True:
-        solver = ContreeSolver(ds, penalty=penalty, options=options)
+        solver = ContreeSolver(ds, penalty=penalty, options=options, threads=threads)
         solver._node_limit = limit
         res = solver.solve(depth)
         if res.status is Status.OPTIMAL:
@@ -158,14 +159,15 @@ def _stops(ds, depth, penalty=0.0, options=None):
 @pytest.mark.parametrize("penalty", [0.0, 1.5])
 @pytest.mark.parametrize("weights", ["none", "real"])
 @pytest.mark.parametrize("improve_nodes", [anytime.IMPROVE_NODES, 0])
-def test_a_search_stopped_anywhere_returns_a_valid_bound(penalty, weights, improve_nodes):
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_search_stopped_anywhere_returns_a_valid_bound(penalty, weights, improve_nodes, threads):
     # improve_nodes=0: bound passes right after the greedy tree, so stops fall into them too
     rng = np.random.default_rng(3)
     X = rng.random((80, 3)).round(2)
     y = (X[:, 0] + X[:, 1] > 1).astype(int) ^ (rng.random(80) < 0.2)
     ds = Dataset(X, y, None if weights == "none" else rng.random(80) + 0.5)
     with mock.patch.object(anytime, "IMPROVE_NODES", improve_nodes):
-        _, stops = _stops(ds, 3, penalty)
+        _, stops = _stops(ds, 3, penalty, threads=threads)
     assert len(stops) >= 10 and any(bound > 0 for bound, _ in stops)
 
 

@@ -553,7 +553,8 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
                 break  # in feature f: the features after it are not searched
         if stopped:
             if root:
-                last = f == offsets.shape[0] - 1 and not dealt  # dealt: other threads' features may be left
+                # dealt: the features this thread did not take are other threads' (the solver bounds any left)
+                last = dealt or f == offsets.shape[0] - 1
                 work.incumbent[I_BOUND] = stopped_bound(queue, head - 1, tail, rec, min(best, ub, sh), last, slack,
                                                           prm)
             return best, False
