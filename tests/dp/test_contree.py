@@ -222,7 +222,8 @@ def test_the_bound_of_a_stop_after_the_first_root_threshold():
     assert res.bound == min(best, left + 1.0, right + 1.0) > 0
 
 
-def test_memory_limit_refuses_arrays_and_stops_a_growing_cache(monkeypatch):
+@pytest.mark.parametrize("threads", [1, 2])
+def test_memory_limit_refuses_arrays_and_stops_a_growing_cache(monkeypatch, threads):
     from odtmip.core.exceptions import ResourceError
     from odtmip.dp import contree
 
@@ -231,13 +232,13 @@ def test_memory_limit_refuses_arrays_and_stops_a_growing_cache(monkeypatch):
     y = (X[:, 0] > X[:, 1]).astype(int) ^ (rng.random(200) < 0.2)
     ds = Dataset(X, y)
     with pytest.raises(ResourceError, match="memory_limit = 0.0001 GiB"):
-        solve_contree(ds, 3, memory_limit=1e-4)
+        solve_contree(ds, 3, memory_limit=1e-4, threads=threads)
     optimum = solve_contree(ds, 3).objective
     monkeypatch.setattr(contree, "_table_sizes", lambda words: (4, 8))  # a cache that must grow at once
-    arrays = contree.work_memory_gib(3, 3, 200)
-    grown = solve_contree(ds, 3, memory_limit=arrays + 0.001)  # room for the tables to grow
+    arrays = contree.work_memory_gib(3, 3, 200) * threads  # each thread's scratch
+    grown = solve_contree(ds, 3, memory_limit=arrays + 0.001, threads=threads)  # room for the tables to grow
     assert grown.status is Status.OPTIMAL and grown.objective == optimum and grown.stats["cache_grows"] > 0
-    res = solve_contree(ds, 3, memory_limit=arrays + 2e-6)  # the first tables fit, twice them do not
+    res = solve_contree(ds, 3, memory_limit=arrays + 2e-6, threads=threads)  # the first tables fit, twice them do not
     assert res.status is Status.MEMORY_LIMIT and res.stop_reason == "memory_limit"
     assert res.tree is not None and res.objective == ds.misclassifications(res.tree)
     assert res.bound <= optimum <= res.objective
