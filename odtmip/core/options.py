@@ -235,9 +235,11 @@ MEMORY = Option("memory_limit", (Interval(float, 0, None, "neither"),), MEMORY_L
                 "memory")
 
 
-def mip_options(options_class: str, warm_starts: tuple[str, ...]) -> tuple[Option, ...]:
+def mip_options(options_class: str, warm_starts: tuple[str, ...], dp_bounds: bool = True) -> tuple[Option, ...]:
     """The options every MIP formulation takes (the pipeline's, :func:`odtmip.solving.pipeline.solve_mip`): time limit,
-    warm start, its options object, HiGHS settings, LP bound, feeding the DP's other trees, the memory guard."""
+    warm start, its options object, HiGHS settings, LP bound, feeding the DP's other trees, the memory guard, and
+    (``dp_bounds``) the DP's bound rows."""
+    bounds = ("none", "root", "paths") if dp_bounds else ("none",)
     return (
         TIME_LIMIT,
         Option("warm_start", (Choices(warm_starts), Instance("odtmip.core.tree:Tree")), "dp",
@@ -252,6 +254,11 @@ def mip_options(options_class: str, warm_starts: tuple[str, ...]) -> tuple[Optio
                "also solve the LP relaxation and report it in stats['lp_relaxation']"),
         Option("feed_dp", (Boolean(),), False, None, "hand HiGHS the other DP start trees during the search"),
         MEMORY,
+        Option("dp_bounds", (Choices(bounds),), "none", None,
+               "rows from the DP's values below each split: the loss is at least the value of the root's choice "
+               "('root'), and of each pair of the root's and a child's choices ('paths'); then the LP may prove the "
+               "start optimal" if dp_bounds else
+               "'none' only: hyperplane splits have no axis-aligned DP bound"),
     )
 
 
@@ -370,8 +377,7 @@ BINOCT_OPTIONS: tuple[Option, ...] = (
     *TARGET_OPTIONS,
 )
 
-_OCT_COMMON = (
-    *mip_options("odtmip.models.oct:OCTOptions", ("dp", "cart", "none")),
+_OCT_SHARED = (
     Option("alpha", (Interval(float, 0),), 0.0, None,
            "complexity alpha: objective = errors / L_hat + alpha x splits (OCT-H: x features used)"),
     Option("min_leaf", MIN_LEAF.allowed, 1, None, "N_min: rows (unweighted) every non-empty leaf must hold"),
@@ -387,7 +393,8 @@ _OCT_COMMON = (
 #: The options of OCT (``odtmip.models.oct``).
 OCT_OPTIONS: tuple[Option, ...] = (
     Option("max_depth", (Interval(int, 0, 12),), REQUIRED, None, "D: depth of the complete tree"),
-    *_OCT_COMMON,
+    *mip_options("odtmip.models.oct:OCTOptions", ("dp", "cart", "none")),
+    *_OCT_SHARED,
     Option("scaling", (Choices(("rank", "minmax")),), None, "'rank'",
            "feature scaling: ranks, or min-max (an affine map)"),
     Option("hyperplanes", (Boolean(),), False, None, "OCT-H: hyperplane splits (the solver oct-h)"),
@@ -395,7 +402,8 @@ OCT_OPTIONS: tuple[Option, ...] = (
 #: The options of OCT-H (``odtmip.models.oct`` with hyperplane splits).
 OCT_H_OPTIONS: tuple[Option, ...] = (
     Option("max_depth", (Interval(int, 0, 12),), REQUIRED, None, "D: depth of the complete tree"),
-    *_OCT_COMMON,
+    *mip_options("odtmip.models.oct:OCTOptions", ("dp", "cart", "none"), dp_bounds=False),
+    *_OCT_SHARED,
     Option("scaling", (Choices(("minmax",)),), None, "'minmax'",
            "feature scaling: min-max (a hyperplane in ranks is no hyperplane in the data)"),
 )

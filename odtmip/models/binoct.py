@@ -131,6 +131,7 @@ from odtmip.core.tree import Split, Tree, branch, leaf
 from odtmip.models import rates
 from odtmip.models.formulation import DPProblem, Formulation, merge_options
 from odtmip.models.rows import LinearRows, linear_sum, var_members
+from odtmip.models.view import Choice, TreeView
 
 THRESHOLD_MODES = ("all", "boundary")
 BIT_MODES = ("trie", "reference")
@@ -923,6 +924,32 @@ def _dp_problem(data: Dataset, max_depth: int, options: BinOCTOptions) -> DPProb
                      scale=weight)
 
 
+def dp_bound_problem(data: Dataset, max_depth: int, options: BinOCTOptions) -> DPProblem:
+    """The DP problem whose values below each split bound the model's loss (``dp_bounds``,
+    :mod:`odtmip.models.view`): :func:`dp_equivalent`'s columns (one per feature and threshold), penalty lambda W."""
+    derived, penalty = dp_equivalent(data, options)
+    weight = float(data.weights.sum())
+    return DPProblem(rates.bound_view(data, derived, options), max_depth, max_depth, penalty=penalty,
+                     offset=options.leaf_penalty * weight, scale=weight)
+
+
+def tree_view(m, data: Dataset) -> TreeView:
+    """The root's and its children's choices (f[n, f]: feature f at any of its thresholds, rows <= the threshold
+    left; the pass-through s at the root: one leaf) and the loss W x (27) - lambda W in the DP's units
+    (:func:`dp_objective_to_loss`; a tree whose leaves are all non-empty costs its DP objective)."""
+    bd: BinOCTData = m.bdata
+    ends = np.cumsum([1 if f.level_split is not None else f.n_thresholds for f in bd.features])
+    columns = [np.arange(end - size, end) for end, size in zip(ends, np.diff(ends, prepend=0), strict=True)]
+
+    def choices(n: int) -> list[Choice]:
+        out = [Choice(m.f[n, f], columns[f]) for f in m.FEATURES]
+        return out + [Choice(m.s, leaf=True)] if bd.pass_through and n == 1 else out
+
+    weight = float(bd.weights.sum())
+    loss = weight * m.misclassification_and_leaves.expr - m.options.leaf_penalty * weight  # DPProblem.in_dp_units
+    return TreeView(1, (2, 3) if bd.depth > 1 else (), {n: choices(n) for n in (1, 2, 3) if n in m.NODES}, loss)
+
+
 def _make_options(max_depth, options, values) -> BinOCTOptions:
     if max_depth is None:
         raise OptionError("binoct needs a depth (max_depth): the depth K of the complete tree")
@@ -951,4 +978,6 @@ FORMULATION = Formulation(
     reads_numbers=True,
     stats=_stats,
     size=model_size,
+    dp_bound_problem=dp_bound_problem,
+    view=tree_view,
 )

@@ -70,6 +70,7 @@ from odtmip.models._highs import paused_gc
 from odtmip.models.formulation import DPProblem, Formulation, merge_options
 from odtmip.models.rows import LinearRows, linear_sum, var_members
 from odtmip.models.topology import Topology
+from odtmip.models.view import Choice, TreeView
 
 
 @dataclass(frozen=True)
@@ -228,18 +229,20 @@ def cart_selected_groups(data: Dataset, random_state: int = 0) -> set[int]:
 
 
 def equivalent_columns(data: Dataset, gd: GunlukData, options: GunlukOptions,
-                       max_levels: int = 10) -> tuple[list[BinaryColumn], bool]:
+                       max_levels: int = 10) -> tuple[list[BinaryColumn], bool, list[int]]:
     """Binary columns over which a depth-limited tree search sees the same splits as the model.
 
-    Returns ``(columns, exact)``. A 0/1 group gives its column; an ordinal group the thresholds between
-    consecutive buckets (both orientations are the same split with children swapped); a categorical group one
-    column per subset up to complement (with max.card: the subsets of at most max.card levels). A categorical
-    group with more than ``max_levels`` levels gets its one-hot columns only, and ``exact`` is then False: the
-    search sees a subset of the model's splits (still a valid warm start).
+    Returns ``(columns, exact, owners)``, ``owners[j]`` the model's group of column j. A 0/1 group gives its
+    column; an ordinal group the thresholds between consecutive buckets (both orientations are the same split with
+    children swapped); a categorical group one column per subset up to complement (with max.card: the subsets of at
+    most max.card levels). A categorical group with more than ``max_levels`` levels gets its one-hot columns only,
+    and ``exact`` is then False: the search sees a subset of the model's splits (still a valid warm start).
     """
     columns: list[BinaryColumn] = []
+    owners: list[int] = []
     exact = True
-    for group in gd.groups:
+    for g, group in enumerate(gd.groups):
+        owners.extend([g - 1] * (len(columns) - len(owners)))  # the columns of the group before
         source = data.groups[group.source_group]
         if group.kind == "binary":
             j = gd.columns[group.columns[0]].source
@@ -260,7 +263,8 @@ def equivalent_columns(data: Dataset, gd: GunlukData, options: GunlukOptions,
             split, _ = data.encoder.group_split(group.source_group, subset)
             name = " | ".join(data.columns[j].name for j in subset)
             columns.append(BinaryColumn(name, split, group.source_group))
-    return columns, exact
+    owners.extend([len(gd.groups) - 1] * (len(columns) - len(owners)))
+    return columns, exact, owners
 
 
 # ------------------------------------------------------------------------------------------- model
@@ -767,7 +771,7 @@ def _dp_data(data: Dataset, options: GunlukOptions) -> tuple[Dataset, int, int, 
     sample weights; the shallowest and deepest leaf's depth; whether the columns are all of the model's splits)."""
     gd = prepare(data, options)
     topo = Topology.parse(options.topology)
-    columns, exact = equivalent_columns(data, gd, options)
+    columns, exact, _ = equivalent_columns(data, gd, options)
     weights = np.where(data.y != options.positive, options.class_weight, 1.0) * data.weights
     depths = [len(lt) + len(rt) for lt, rt in topo.paths.values()]
     return data.derive(columns).reweighted(weights), min(depths), max(depths), exact
@@ -834,6 +838,29 @@ def dp_equivalent(data: Dataset, options: GunlukOptions) -> tuple[Dataset, int, 
     return _dp_data(data, options)
 
 
+def dp_bound_problem(data: Dataset, options: GunlukOptions) -> DPProblem:
+    """The DP problem whose values below each split bound the model's loss (``dp_bounds``,
+    :mod:`odtmip.models.view`): :func:`dp_equivalent`, whose trees are the model's trees (labels aside) with the
+    same loss. An OptionError when its columns are not all of the model's splits, or with a target."""
+    derived, shallow, deep, exact = _dp_data(data, options)
+    derived = rates.bound_view(data, derived, options)  # refuses a target (the class weight is in derived already)
+    if not exact:
+        raise OptionError("dp_bounds: a categorical group has more than 10 levels, so the DP sees only its one-level "
+                          "splits and its values bound nothing; use dp_bounds='none', or max_card")
+    return DPProblem(derived, shallow, deep)
+
+
+def tree_view(m, data: Dataset) -> TreeView:
+    """The root's and its children's choices (v[g, k]: group g, any subset of it, trivial or complemented) and the
+    loss (offset - (8a)) in the DP's units (:mod:`odtmip.models.view`)."""
+    owners = np.asarray(equivalent_columns(data, m.gdata, m.options)[2], dtype=np.int64)
+    root = m.topology.nodes[0]
+    children = tuple(idx for kind, idx in m.topology.children[root] if kind == "node")
+    choices = {k: [Choice(m.v[g, k], np.flatnonzero(owners == g), trivial=True, sides=((0, 1), (0, 1)))
+                   for g in m.GROUPS] for k in (root, *children)}
+    return TreeView(root, children, choices, loss_offset(m) - m.correct.expr)
+
+
 # ------------------------------------------------------------------------------------------- registry
 
 
@@ -864,4 +891,6 @@ FORMULATION = Formulation(
     accepts=meets_target,
     stats=_stats,
     size=lambda data, max_depth, options: model_size(data, options),
+    dp_bound_problem=lambda data, max_depth, options: dp_bound_problem(data, options),
+    view=tree_view,
 )

@@ -127,6 +127,7 @@ from odtmip.models import rates
 from odtmip.models._highs import HighsOptions
 from odtmip.models.formulation import DPProblem, Formulation, merge_options
 from odtmip.models.rows import LinearRows, linear_sum, var_members
+from odtmip.models.view import Choice, TreeView
 
 #: From this many training rows :func:`solve_oct` asks HiGHS for IPM on LPs unless ``highs.lp_solver`` is set
 #: (the root LP of these models takes seconds with dual simplex at N = 500, see ``pyomo_highs.md``).
@@ -1056,6 +1057,34 @@ def _dp_problem(data: Dataset, max_depth: int, options: OCTOptions) -> DPProblem
                      solver="contree")
 
 
+def dp_bound_problem(data: Dataset, max_depth: int, options: OCTOptions) -> DPProblem:
+    """The DP problem whose values below each split bound the model's loss (``dp_bounds``,
+    :mod:`odtmip.models.view`): :func:`dp_equivalent` (every midpoint, every level; penalty alpha L_hat, N_min).
+    An OptionError where its trees are not the model's: a floored epsilon, hyperplanes, a target."""
+    if options.hyperplanes:
+        raise OptionError("dp_bounds: OCT-H's hyperplane splits have no axis-aligned DP problem; use dp_bounds='none'")
+    if prepare(data, options).floored:
+        raise OptionError("dp_bounds: an epsilon was raised to epsilon_floor, so the model cannot make every "
+                          "midpoint split the DP makes; use dp_bounds='none' or a smaller epsilon_floor")
+    derived, penalty, min_leaf = dp_equivalent(data, options)
+    return DPProblem(rates.bound_view(data, derived, options), max_depth, max_depth, penalty=penalty,
+                     min_leaf=min_leaf, scale=baseline_error(data) or 1.0)
+
+
+def tree_view(m, data: Dataset) -> TreeView:
+    """The root's and its children's choices (a[j, t]: feature j at any threshold, or none that separates the rows;
+    1 - d[t]: no split, the subtree is one leaf) and the loss L_hat x (24) in the DP's units."""
+    od: OCTData = m.odata
+    ends = np.cumsum([len(f.values) - 1 if f.numeric else 1 for f in od.features])
+    columns = [np.arange(end - size, end) for end, size in zip(ends, np.diff(ends, prepend=0), strict=True)]
+
+    def choices(t: int) -> list[Choice]:
+        return [Choice(m.a[j, t], columns[j], trivial=True) for j in m.FEATURES] + [Choice(1 - m.d[t], leaf=True)]
+
+    nodes = [t for t in (1, 2, 3) if t in m.BRANCH_NODES]
+    return TreeView(1, tuple(nodes[1:]), {t: choices(t) for t in nodes}, od.normaliser * m.penalised_error.expr)
+
+
 def _highs(data: Dataset, highs: HighsOptions) -> HighsOptions:
     """HiGHS's interior point method for the root LP from :data:`IPM_FROM_ROWS` rows (much faster there)."""
     return replace(highs, lp_solver="ipm") if data.n_samples >= IPM_FROM_ROWS and highs.lp_solver is None else highs
@@ -1093,7 +1122,7 @@ _SHARED = dict(
 )
 FORMULATION = Formulation(
     name="oct",
-    options=OCT_OPTIONS, dp_problem=_dp_problem, **_SHARED,
+    options=OCT_OPTIONS, dp_problem=_dp_problem, dp_bound_problem=dp_bound_problem, view=tree_view, **_SHARED,
 )
 FORMULATION_H = Formulation(
     name="oct-h",

@@ -145,3 +145,13 @@ def dp_view(data: Dataset, derived: Dataset, options) -> tuple[Dataset, dict]:
         boost = np.where(data.y != options.positive, options.class_weight, 1.0)
         return derived.reweighted(boost * data.weights), {}
     return derived, {}
+
+
+def bound_view(data: Dataset, derived: Dataset, options) -> Dataset:
+    """The DP's data behind the bound rows (``dp_bounds``, :mod:`odtmip.models.view`) on the model's columns
+    ``derived``: the class weight in the row weights. An OptionError with a target, whose loss does not add up over
+    the subtrees."""
+    if constrained(options):
+        raise OptionError("dp_bounds: a sensitivity/specificity target's loss does not add up over the subtrees "
+                          "(the bounds would need the (fp, fn) fronts below each split); use dp_bounds='none'")
+    return dp_view(data, derived, options)[0]

@@ -43,6 +43,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from numbers import Real
 
+import numpy as np
+
 from odtmip.core.data import Dataset
 from odtmip.core.exceptions import DataError, OptionError, ResourceError, VerificationError
 from odtmip.core.options import MEMORY_LIMIT, memory_text, options_of
@@ -51,6 +53,7 @@ from odtmip.core.tree import Tree
 from odtmip.models import FORMULATIONS, _highs
 from odtmip.models._highs import HighsOptions
 from odtmip.models.formulation import DPProblem, Formulation, estimated_memory_gib
+from odtmip.models.view import add_dp_rows
 from odtmip.solving.solvers import solve
 
 logger = logging.getLogger("odtmip.pipeline")  # the name the command prints before its messages
@@ -65,6 +68,11 @@ MIN_DP_SECONDS = 0.1
 BUILD_SECONDS_PER_NONZERO = 1e-6
 #: Relative tolerance between HiGHS's numbers and a loss recomputed by routing (as HiGHS's closed gap).
 TOLERANCE = 1e-6
+#: The values of ``dp_bounds``: no rows, the root's row, the root's and the paths' rows (:mod:`odtmip.models.view`).
+DP_BOUNDS = ("none", "root", "paths")
+#: ``stats["proved_by"]`` of an optimal result, by the source of its bound: HiGHS's branch and bound, the DP's proof
+#: of the same problem, the loss's trivial bound (and ``"lp"``: the LP relaxation with the DP's rows).
+PROOFS = {"highs": "mip", "dp": "dp", "trivial": "trivial"}
 
 
 class Budget:
@@ -164,7 +172,7 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
               warm_start: str | Tree | None = "dp", options=None, highs: HighsOptions | None = None,
               lp_bound: bool = False, feed_dp: bool = False, memory_limit: float | None = MEMORY_LIMIT,
               dp_solved: Sequence[tuple[DPProblem, int, SolveResult]] | None = None, dp_bound: bool = True,
-              **option_values) -> SolveResult:
+              dp_bounds: str = "none", **option_values) -> SolveResult:
     """Solve ``data`` with the MIP formulation ``name`` and return a verified result in its loss units.
 
     Parameters
@@ -199,6 +207,13 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
         Raise the reported bound to the DP's proven bound of the same problem, when the DP start solved it
         (:func:`dp_lower_bound`). :func:`odtmip.solving.check.check` turns it off: it reports what the model proves by
         itself.
+    dp_bounds : "none", "root" or "paths"
+        Add the rows of :mod:`odtmip.models.view` to the model: the loss is at least the DP's value below the root's
+        choice (``"root"``), and below each pair of the root's and a child's choices (``"paths"``, also the root
+        row). The values are computed by :func:`odtmip.dp.bounds.split_values` on the formulation's
+        ``dp_bound_problem``, within the time limit (``stats["dp_bounds_seconds"]``). The LP relaxation is then
+        solved first: when it reaches the best start tree (:func:`lp_proves`) that tree is returned as optimal
+        without HiGHS's branch and bound (``stats["proved_by"] = "lp"``).
     """
     f = formulation(name)
     refuse_missing_numbers(f, data)
@@ -213,6 +228,7 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
         raise OptionError(f"memory_limit must be a number of GiB > 0 or None (no guard), got {memory_limit!r}")
     stats: dict = {}
     budget = Budget(highs.time_limit if time_limit is None else time_limit)
+    bound_problem = _bound_problem(f, data, max_depth, opts, dp_bounds)
 
     shortcut = f.shortcut(data, opts)
     if shortcut is not None:
@@ -234,6 +250,7 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
                                     memory_limit)
     stats["warm_start_seconds"] = time.perf_counter() - t
     floor, dp = f.loss_floor(opts), dp_lower_bound(dp_solved) if dp_bound else None
+    values = None if bound_problem is None else _bound_values(bound_problem, dp_bounds, budget, stats)
     left = budget.left()
     if left is not None and left < size["n_nonzeros"] * BUILD_SECONDS_PER_NONZERO:
         # no time left to build the model (a Pyomo build cannot stop half-way): the best start tree is the answer
@@ -243,6 +260,8 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
 
     t = time.perf_counter()
     m = f.build(data, max_depth, opts)
+    if values is not None:
+        stats.update(add_dp_rows(m, f.view(m, data), values, dp_bounds, bound_problem.penalty))
     stats["build_seconds"] = time.perf_counter() - t
     stats.update(f.stats(m, opts))
     if budget.spent():
@@ -257,7 +276,7 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
     stats["warm_start_loss"] = None if first is None else f.loss(data, first[0], opts)
 
     to_loss = f.to_loss(m)
-    if lp_bound:
+    if lp_bound or values is not None:
         t, limit = time.perf_counter(), _seconds(budget)
         lp = _highs.lp_relaxation(m, replace(highs, time_limit=limit))
         stats["lp_relaxation"] = None if lp is None else to_loss(lp)
@@ -265,10 +284,66 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
         if lp is None:  # the MIP still runs, in what is left of the time
             stats["lp_note"] = ("the LP relaxation stopped at a limit before its optimum"
                                 + ("" if limit is None else f" (time limit {limit:.3g} s)"))
+        elif values is not None and first is not None and lp_proves(bound_problem, stats["lp_relaxation"],
+                                                                    f.loss(data, first[0], opts)):
+            return _proved_by_lp(name, f, data, opts, first[0], stats, budget)
     run = _highs.solve(m, replace(highs, time_limit=_seconds(budget)), warm_start=None if first is None else first[1],
                        more_starts=more, progress_units=lambda best, dual: (to_loss(best), max(floor, to_loss(dual))))
     return _result(name, f, m, data, opts, run, to_loss, stats, budget, None if first is None else first[0], floor,
                    dp)
+
+
+def _bound_problem(f: Formulation, data: Dataset, max_depth, opts, dp_bounds) -> DPProblem | None:
+    """The formulation's DP problem behind the bound rows of ``dp_bounds`` (None for ``"none"``); an OptionError
+    when the option or the formulation's options leave none."""
+    if dp_bounds not in DP_BOUNDS:
+        raise OptionError(f"dp_bounds must be one of {', '.join(map(repr, DP_BOUNDS))}, got {dp_bounds!r}")
+    if dp_bounds == "none":
+        return None
+    if f.view is None:
+        raise OptionError(f"{f.name} takes no DP bounds (dp_bounds='none' only): its hyperplane splits have no "
+                          "axis-aligned DP problem")
+    problem = f.dp_bound_problem(data, max_depth, opts)
+    if problem.deep < (2 if dp_bounds == "paths" else 1):
+        raise OptionError(f"dp_bounds={dp_bounds!r} needs a depth of at least {2 if dp_bounds == 'paths' else 1}, "
+                          f"got {problem.deep}")
+    return problem
+
+
+def _bound_values(problem: DPProblem, dp_bounds: str, budget: Budget, stats: dict):
+    """The DP's values below each split of ``problem`` (:func:`odtmip.dp.bounds.split_values`) within the budget."""
+    from odtmip.dp.bounds import split_values
+
+    values = split_values(problem.data, problem.deep, problem.penalty, problem.min_leaf, paths=dp_bounds == "paths",
+                          time_limit=budget.left())
+    stats.update(dp_bounds=dp_bounds, dp_bounds_seconds=values.stats["seconds"], dp_bounds_complete=values.complete,
+                 dp_bounds_solves=values.stats["solves"], dp_bounds_columns=values.stats["columns"],
+                 dp_bounds_optimum=problem.in_model_units(values.optimum))
+    return values
+
+
+def lp_proves(problem: DPProblem, lp: float, incumbent: float) -> bool:
+    """Whether an LP bound ``lp`` proves a tree of loss ``incumbent`` optimal (both in the model's loss units).
+
+    In the DP's units the loss of every tree is errors + penalty x branch nodes; with integer weights and penalty it
+    is an integer, so a bound above incumbent - 1 proves it; otherwise the bound must reach the incumbent. Both up to
+    :data:`TOLERANCE` of the incumbent (HiGHS's LP tolerances)."""
+    lp, incumbent = problem.in_dp_units(lp), problem.in_dp_units(incumbent)
+    margin = TOLERANCE * max(1.0, abs(incumbent))
+    w = problem.data.weights
+    if np.all(w == np.round(w)) and float(problem.penalty).is_integer():
+        return lp > incumbent - 1 + margin
+    return lp >= incumbent - margin
+
+
+def _proved_by_lp(name: str, f: Formulation, data: Dataset, opts, tree: Tree, stats: dict,
+                  budget: Budget) -> SolveResult:
+    """The result of a start tree that the LP relaxation with the DP's rows proved optimal."""
+    objective = f.loss(data, tree, opts)
+    stats.update(proved_by="lp", bound_source="lp", incumbent="the warm start, proved optimal by the LP bound",
+                 nodes=0, warm_start_loss=objective, warm_start_given=False, warm_start_accepted=None)
+    return SolveResult(solver=name, status=Status.OPTIMAL, stop_reason="solved", tree=tree, objective=objective,
+                       bound=objective, seconds=budget.elapsed(), stats=stats)
 
 
 def _seconds(budget: Budget) -> float | None:
@@ -350,6 +425,7 @@ def _bounded(status: Status, objective: float | None, known: dict, stats: dict) 
     if objective is not None:
         status = stopped_status(status, objective, bound, TOLERANCE * max(1.0, abs(objective)))
         bound = objective if status is Status.OPTIMAL else min(bound, objective)
+    stats["proved_by"] = PROOFS[source] if status is Status.OPTIMAL else None
     return status, bound
 
 
