@@ -70,6 +70,8 @@ BUILD_SECONDS_PER_NONZERO = 1e-6
 TOLERANCE = 1e-6
 #: The values of ``dp_bounds``: no rows, the root's row, the root's and the paths' rows (:mod:`odtmip.models.view`).
 DP_BOUNDS = ("none", "root", "paths")
+#: The statistics of :func:`~odtmip.models.view.add_dp_rows` in the DP's units, reported in the model's loss units.
+ROOT_BOUND_KEYS = ("dp_root_bound_min", "dp_root_bound_max")
 #: ``stats["proved_by"]`` of an optimal result, by the source of its bound: HiGHS's branch and bound, the DP's proof
 #: of the same problem, the loss's trivial bound (and ``"lp"``: the LP relaxation with the DP's rows).
 PROOFS = {"highs": "mip", "dp": "dp", "trivial": "trivial"}
@@ -261,7 +263,8 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
     t = time.perf_counter()
     m = f.build(data, max_depth, opts)
     if values is not None:
-        stats.update(add_dp_rows(m, f.view(m, data), values, dp_bounds, bound_problem.penalty))
+        rows = add_dp_rows(m, f.view(m, data), values, dp_bounds, bound_problem.penalty)
+        stats.update(rows, **{key: bound_problem.in_model_units(rows[key]) for key in ROOT_BOUND_KEYS})
     stats["build_seconds"] = time.perf_counter() - t
     stats.update(f.stats(m, opts))
     if budget.spent():
