@@ -60,4 +60,7 @@ def run(args) -> int:
           f"{row['n_nonzeros']:,} nonzeros; LP bound {common.fmt(row['lp_bound'])}"
           + (f" ({row['lp_note']})" if row.get("lp_note") else "")
           + f", root bound {common.fmt(row['root_bound'])}, {row['nodes']} nodes")
+    if row["dp_bounds"] != "none":
+        print(f"DP bound rows ({row['dp_bounds']}): {row['dp_rows']:,} rows, values in "
+              f"{row['dp_bounds_seconds']:.2f} s; proved by: {row['proved_by'] or 'nothing yet'}")
     return 0 if report.verdict != "disagree" else 1

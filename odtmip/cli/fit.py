@@ -77,4 +77,8 @@ def run(args) -> int:
         if "metric_value" in result.stats and result.stats["metric"] != "f1":
             line += f"  {result.stats['metric']}: {result.stats['metric_value']:.4f}"
         print(line)
+    if "dp_bounds" in result.stats:
+        print(f"DP bound rows ({result.stats['dp_bounds']}): {result.stats['dp_rows']:,}, values in "
+              f"{result.stats['dp_bounds_seconds']:.2f} s; LP bound {common.fmt(result.stats.get('lp_relaxation'))}; "
+              f"proved by: {result.stats.get('proved_by') or 'nothing yet'}")
     return 0

@@ -729,7 +729,8 @@ def _receive(stream, inbox: queue.SimpleQueue) -> None:
     inbox.put(("eof",))
 
 
-def lp_relaxation(model, options: HighsOptions = HighsOptions()) -> float | None:  # noqa: B008
+def lp_relaxation(model, options: HighsOptions = HighsOptions(),  # noqa: B008
+                  statistics: dict | None = None) -> float | None:
     """Optimal value of the LP relaxation (integrality dropped), in the model's own sense.
 
     The Pyomo model is not modified: integrality is dropped only in the copy handed to HiGHS.
@@ -741,6 +742,8 @@ def lp_relaxation(model, options: HighsOptions = HighsOptions()) -> float | None
     options : HighsOptions, default=HighsOptions()
         ``lp_solver`` sets HiGHS ``solver`` (``"ipm"`` is much faster on large tree models);
         ``mip_rel_gap`` is ignored.
+    statistics : dict, optional
+        Filled with :func:`model_statistics` of the model (from the same compilation).
 
     Returns
     -------
@@ -756,6 +759,8 @@ def lp_relaxation(model, options: HighsOptions = HighsOptions()) -> float | None
     """
     hs = _highspy()
     comp = compile_model(model)
+    if statistics is not None:
+        statistics.update(comp.statistics)
     infeasible = -math.inf if comp.maximize else math.inf
     if comp.infeasible_reason is not None:
         return infeasible

@@ -23,7 +23,7 @@ from odtmip.solving.solvers import CHECKED_MODELS
 #: The formulations that state a DP equivalent (read from the solver table, which imports no engine).
 MODELS = CHECKED_MODELS
 # Options of the solve pipeline, not of a model.
-_PIPELINE_OPTIONS = ("time_limit", "warm_start", "highs", "lp_bound", "feed_dp", "memory_limit")
+_PIPELINE_OPTIONS = ("time_limit", "warm_start", "highs", "lp_bound", "feed_dp", "memory_limit", "dp_bounds")
 
 
 def _checkable(model: str):

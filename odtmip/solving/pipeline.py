@@ -281,7 +281,7 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
     to_loss = f.to_loss(m)
     if lp_bound or values is not None:
         t, limit = time.perf_counter(), _seconds(budget)
-        lp = _highs.lp_relaxation(m, replace(highs, time_limit=limit))
+        lp = _highs.lp_relaxation(m, replace(highs, time_limit=limit), statistics=stats)
         stats["lp_relaxation"] = None if lp is None else to_loss(lp)
         stats["lp_seconds"] = time.perf_counter() - t
         if lp is None:  # the MIP still runs, in what is left of the time

@@ -140,9 +140,21 @@ def test_contree_example(tmp_path):
     assert_plots(out["figure"], tmp_path)
 
 
+@pytest.mark.highs
+def test_dp_bounds_example(tmp_path):
+    out = load_example("10_dp_bounds").main(verbose=False)
+    names = ("gunluk", "binoct", "oct")
+    assert all(abs(out["lp_plain"][n]) < 1e-6 for n in names)  # every relaxation: 0 errors
+    assert all(out["lp_root"][n] == pytest.approx(96) for n in names)  # with the root's row: the optimum
+    assert all(min(out["root_bounds"][n]) == 96 for n in names)
+    assert out["proved_by"] == dict.fromkeys(names, "lp") and out["errors"] == dict.fromkeys(names, 96)
+    assert out["tic_tac_toe_depth3_lp"] == pytest.approx(216)
+    assert_plots(out["figure"], tmp_path)
+
+
 def test_every_example_has_a_test():
     tested = {"01_gunluk_teaching", "02_compare_formulations", "03_lp_bound", "04_warm_start", "05_oct_hole",
-              "06_binoct_trie", "07_sensitivity", "08_pareto_front", "09_contree"}
+              "06_binoct_trie", "07_sensitivity", "08_pareto_front", "09_contree", "10_dp_bounds"}
     assert {p.stem for p in EXAMPLES.glob("[0-9]*.py")} == tested
 
 
