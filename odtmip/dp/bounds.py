@@ -42,6 +42,7 @@ import numpy as np
 
 from odtmip.core.data import Dataset
 from odtmip.core.exceptions import OptionError
+from odtmip.dp.common import one_blas_thread
 from odtmip.dp.pairwise import cell_costs, leaf_costs
 
 #: Deepest tree whose per-split values are computed here (the children of depth 4 are DP solves of depth 3).
@@ -91,6 +92,7 @@ class _Values:
         self.penalty, self.min_leaf, self.deadline = penalty, min_leaf, deadline
         self.solves = 0
         self.stopped = False
+        self.memo: dict = {}  # (rows, d) -> V_d and OPT_{d-1} at depths 1-2: the root's pass and the paths' share them
 
     def leaf(self, rows: np.ndarray) -> float:
         return float(leaf_costs(self.Y[rows].sum(axis=0), self.K, self.min_leaf)[0])
@@ -139,15 +141,23 @@ class _Values:
         return float(result.objective if result.status.value == "optimal" else result.bound)
 
     def _shallow(self, rows: np.ndarray, d: int) -> tuple[np.ndarray, float]:
-        """V_1 or V_2 of every column at once, from the depth-two counts."""
+        """V_1 or V_2 of every column at once, from the depth-two counts (memoised)."""
+        key = (rows.tobytes(), d)
+        if key not in self.memo:
+            self.memo[key] = self._counted(rows, d)
+        return self.memo[key]
+
+    def _counted(self, rows: np.ndarray, d: int) -> tuple[np.ndarray, float]:
         self.solves += 1
         X, Y = self.X[rows], self.Y[rows]
-        side_cost, cost = cell_costs(X, Y, self.K, self.min_leaf)  # (2, m), (4, m, m)
         n_side = np.stack([len(rows) - X.sum(axis=0), X.sum(axis=0)])  # rows on each side of each column
         degenerate = (n_side == 0).any(axis=0)
         leaf = self.leaf(rows)
-        if d == 1:
+        if d == 1:  # the sides' leaves only: F(i) and F - F(i)
+            present = X.T @ Y
+            side_cost = leaf_costs(np.stack([Y.sum(axis=0) - present, present]), self.K, self.min_leaf)[0]
             return np.where(degenerate, leaf, side_cost[0] + side_cost[1] + self.penalty), leaf
+        side_cost, cost = cell_costs(X, Y, self.K, self.min_leaf)  # (2, m), (4, m, m)
         # the best tree of depth <= 1 on each side of each root column i: its leaf or a split on j (a degenerate
         # split on j costs its side's leaf plus the penalty, never less than the leaf)
         split = cost[0::2] + cost[1::2] + self.penalty  # (2, m, m)
@@ -166,7 +176,15 @@ def split_values(dataset: Dataset, depth: int, penalty: float = 0.0, min_leaf: i
         raise OptionError("the bounds one level down (paths) need a depth >= 2")
     t0 = time.perf_counter()
     deadline = math.inf if time_limit is None else t0 + time_limit
-    v = _Values(dataset, float(penalty), int(min_leaf), deadline)
+    with one_blas_thread():
+        out = _split_values(dataset, depth, float(penalty), int(min_leaf), paths, deadline)
+    out.stats["seconds"] = time.perf_counter() - t0
+    return out
+
+
+def _split_values(dataset: Dataset, depth: int, penalty: float, min_leaf: int, paths: bool,
+                  deadline: float) -> SplitValues:
+    v = _Values(dataset, penalty, min_leaf, deadline)
     rows = np.arange(dataset.n_samples)
     root, below = v.values(rows, depth)
     out = SplitValues(depth, v.leaf(rows), below, root)
@@ -192,5 +210,5 @@ def split_values(dataset: Dataset, depth: int, penalty: float = 0.0, min_leaf: i
                                       out.child_root[s, a].min(initial=math.inf))
     if v.stopped:  # values computed after the deadline are valid lower bounds, not the optimum
         out.complete = False
-    out.stats = {"seconds": time.perf_counter() - t0, "solves": v.solves, "columns": int(dataset.Xb.shape[1])}
+    out.stats = {"solves": v.solves, "columns": int(dataset.Xb.shape[1])}
     return out

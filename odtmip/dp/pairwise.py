@@ -49,6 +49,7 @@ from odtmip.dp.common import (
     encode_columns,
     equivalent_minority,
     internal_spec,
+    one_blas_thread,
     reported,
     routed_objective,
     tie_tolerance,
@@ -289,24 +290,25 @@ def solve_pairwise(dataset: Dataset, max_depth: int = 3, max_nodes: int | None =
 
     n_nodes = (1 << max_depth) - 1 if max_nodes is None else min(max_nodes, (1 << max_depth) - 1)
     rows = np.arange(len(y))
-    try:
-        if max_depth >= 3:  # the greedy tree: the first incumbent, and the answer if the deadline comes first
+    with one_blas_thread():  # the products are small: BLAS threads only wait for each other
+        try:
+            if max_depth >= 3:  # the greedy tree: the first incumbent, and the answer if the deadline comes first
 
-            def terminal(r: np.ndarray, depth: int):
-                try:
-                    cost, nodes, spec = search.solve(np.asarray(r, dtype=np.int64), depth, (1 << depth) - 1)
-                except _Stopped:
-                    return None  # past the deadline: CART's split (odtmip.dp.anytime)
-                return (spec, cost, nodes) if spec is not None else None
+                def terminal(r: np.ndarray, depth: int):
+                    try:
+                        cost, nodes, spec = search.solve(np.asarray(r, dtype=np.int64), depth, (1 << depth) - 1)
+                    except _Stopped:
+                        return None  # past the deadline: CART's split (odtmip.dp.anytime)
+                    return (spec, cost, nodes) if spec is not None else None
 
-            g = greedy_tree(enc.X, y, w, K, max_depth, min_leaf, penalty, tol, terminal)
-            if 0 < g.nodes <= n_nodes:
-                search.incumbent = (g.cost, g.nodes, g.spec)
-                stats["greedy_objective"] = reported(g.cost, penalty, leaf_penalty, total)
-        best = search.solve(rows, max_depth, n_nodes, is_root=True)
-    except _Stopped:
-        root = search.leaf(rows)
-        best = search.incumbent if search.incumbent is not None and search.better(search.incumbent, root) else root
-        equivalent = float(w[equivalent_minority(enc.X, y, w, K)].sum())
-        return result(Status.TIME_LIMIT, best, equivalent)
-    return result(Status.OPTIMAL, best, best[0])
+                g = greedy_tree(enc.X, y, w, K, max_depth, min_leaf, penalty, tol, terminal)
+                if 0 < g.nodes <= n_nodes:
+                    search.incumbent = (g.cost, g.nodes, g.spec)
+                    stats["greedy_objective"] = reported(g.cost, penalty, leaf_penalty, total)
+            best = search.solve(rows, max_depth, n_nodes, is_root=True)
+        except _Stopped:
+            root = search.leaf(rows)
+            best = search.incumbent if search.incumbent is not None and search.better(search.incumbent, root) else root
+            equivalent = float(w[equivalent_minority(enc.X, y, w, K)].sum())
+            return result(Status.TIME_LIMIT, best, equivalent)
+        return result(Status.OPTIMAL, best, best[0])

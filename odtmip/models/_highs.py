@@ -741,7 +741,7 @@ def lp_relaxation(model, options: HighsOptions = HighsOptions(),  # noqa: B008
         A linear model with at most one active objective.
     options : HighsOptions, default=HighsOptions()
         ``lp_solver`` sets HiGHS ``solver`` (``"ipm"`` is much faster on large tree models);
-        ``mip_rel_gap`` is ignored.
+        ``mip_rel_gap`` is ignored; ``time_limit`` covers the call (compiling the model, handing it over, the run).
     statistics : dict, optional
         Filled with :func:`model_statistics` of the model (from the same compilation).
 
@@ -758,6 +758,7 @@ def lp_relaxation(model, options: HighsOptions = HighsOptions(),  # noqa: B008
         HiGHS failed.
     """
     hs = _highspy()
+    t0 = time.perf_counter()
     comp = compile_model(model)
     if statistics is not None:
         statistics.update(comp.statistics)
@@ -767,6 +768,8 @@ def lp_relaxation(model, options: HighsOptions = HighsOptions(),  # noqa: B008
     recorder = _Recorder(echo=options.log)
     h = _new_highs(hs, options, mip=False, recorder=recorder)
     pass_model(hs, h, comp, integer=False)
+    if options.time_limit is not None:  # the limit covers the call: compiling and handing over the model count
+        h.setOptionValue("time_limit", max(options.time_limit - (time.perf_counter() - t0), 1e-3))
     _run(hs, h, recorder)
     M = hs.HighsModelStatus
     ms = h.getModelStatus()

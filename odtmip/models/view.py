@@ -123,7 +123,8 @@ def add_dp_rows(m, view: TreeView, values, mode: str, penalty: float) -> dict:
     lbs = root_bounds(view, values)
     terms = [(lb, c.var) for lb, c in zip(lbs, root_choices, strict=True) if lb != 0]
     m.dp_root_bound = pyo.Constraint(expr=view.loss >= sum(lb * v for lb, v in terms),
-                                     doc="DP bound: loss >= sum_c LB_c x_c over the root's choices (odtmip.models.view)")
+                                     doc="DP bound: loss >= sum_c LB_c x_c over the root's choices "
+                                         "(odtmip.models.view)")
     stats = {"dp_rows": 1, "dp_row_nonzeros": len(terms) + _size(view.loss),
              "dp_root_bound_min": min(lbs, default=None), "dp_root_bound_max": max(lbs, default=None)}
     if mode != "paths":

@@ -425,8 +425,8 @@ def _dp_columns(report, data: Dataset, row: dict) -> dict:
 # ============================================================================================ running the grid
 def compare(datasets, solvers=None, depths: Sequence[int] = (2,), time_limit: float | None = 60.0, *,
             warm_start: str | Sequence[str] = "dp", seeds: Sequence[int | None] = (None,), lp_bound: bool = True,
-            dp_bounds: Sequence[str] = ("none",), store: str | os.PathLike | None = None, jobs: int = 1, backend: str = "local", scheduler=None,
-            progress: bool = True) -> pd.DataFrame:
+            dp_bounds: Sequence[str] = ("none",), store: str | os.PathLike | None = None, jobs: int = 1,
+            backend: str = "local", scheduler=None, progress: bool = True) -> pd.DataFrame:
     """Run a comparison grid and return one row per run (:data:`COLUMNS`), in grid order.
 
     Parameters

@@ -62,6 +62,8 @@ logger = logging.getLogger("odtmip.pipeline")  # the name the command prints bef
 WARM_START_SHARE = 0.25
 #: The least time a DP solve of a warm start is given, even when the budget is nearly spent.
 MIN_DP_SECONDS = 0.1
+#: The share of the time left that the LP relaxation of a proof attempt (``dp_bounds``) may take.
+LP_SHARE = 0.5
 #: Seconds building a model takes per nonzero, at most, for the time budget's look ahead: a model that would take
 #: longer than what is left is not built. MEASURED (2-core machine under a load of 5, N = 2000, depths 2-3):
 #: BinOCT 0.6-1.0 us per nonzero (5.3 M nonzeros in 3.1 s), Günlük 0.15-0.2, OCT 0.06-0.08.
@@ -280,7 +282,10 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
 
     to_loss = f.to_loss(m)
     if lp_bound or values is not None:
+        # the LP of a proof attempt gets half of what is left: HiGHS's search keeps the rest
         t, limit = time.perf_counter(), _seconds(budget)
+        if values is not None and limit is not None:
+            limit *= LP_SHARE
         lp = _highs.lp_relaxation(m, replace(highs, time_limit=limit), statistics=stats)
         stats["lp_relaxation"] = None if lp is None else to_loss(lp)
         stats["lp_seconds"] = time.perf_counter() - t
@@ -290,6 +295,9 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
         elif values is not None and first is not None and lp_proves(bound_problem, stats["lp_relaxation"],
                                                                     f.loss(data, first[0], opts)):
             return _proved_by_lp(name, f, data, opts, first[0], stats, budget)
+        if budget.spent():
+            return _before_the_model(name, f, data, opts, trees, stats, budget, floor, dp,
+                                     "the time limit ended during the LP relaxation")
     run = _highs.solve(m, replace(highs, time_limit=_seconds(budget)), warm_start=None if first is None else first[1],
                        more_starts=more, progress_units=lambda best, dual: (to_loss(best), max(floor, to_loss(dual))))
     return _result(name, f, m, data, opts, run, to_loss, stats, budget, None if first is None else first[0], floor,
