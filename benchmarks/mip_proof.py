@@ -61,7 +61,7 @@ print(json.dumps({"errors": errors, "seconds": time.perf_counter() - t}))
 def run(data: str, solver: str, extra: list[str], depth: int, bounds: str, limit: float, data_dir: str | None) -> dict:
     """One fresh process; its JSON record with the wall time, or the error's last line."""
     cmd = [*ODTMIP, "fit", *data.split(), "--solver", solver, "--depth", str(depth), "--dp-bounds", bounds,
-           "--time-limit", str(limit), "--json", "--quiet", *extra]
+           "--time-limit", str(limit), "--lp-bound", "--json", "--quiet", *extra]
     if data_dir:
         cmd += ["--data-dir", data_dir]
     t = time.perf_counter()
