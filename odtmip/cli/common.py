@@ -145,7 +145,7 @@ def add_model_options(p: argparse.ArgumentParser, constraints: bool = True) -> N
 
 
 # Options given as Python objects only (odtmip.solve), and those the `check` command sets itself.
-_NO_FLAG = {"options", "highs", "warm_start", "min_specificity", "min_sensitivity"}
+_NO_FLAG = {"options", "highs", "warm_start", "min_specificity", "min_sensitivity", "constraints"}
 
 
 def solver_options(args, solver: str) -> dict:
