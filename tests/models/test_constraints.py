@@ -5,6 +5,8 @@ no tree holds). ``holds`` and the rows agree on enumerated trees: a tree embedde
 structure and labels fixed is feasible exactly when ``holds`` says so."""
 
 
+import json
+
 import numpy as np
 import pandas as pd
 import pyomo.environ as pyo
@@ -309,3 +311,39 @@ def test_the_size_the_routing_adds_to_gunluk():
     opts = f.make_options(2, None, {})
     plain, full = f.size(data, 2, opts), f.size(data, 2, f.constrained(opts))
     assert full["n_variables"] > plain["n_variables"] and full["n_constraints"] > plain["n_constraints"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_check_expects_equality_where_the_dp_expresses_the_constraints_and_a_bound_elsewhere(name):
+    from odtmip.solving.check import check
+
+    data, _ = enumerated(name)
+    exact = check(data, name, max_depth=2, constraints=[Forbid("a"), MinLeafSize(2)])
+    assert exact.relation == "equal" and exact.verdict == "agree"
+    assert exact.mip.objective == pytest.approx(brute_optimum(name, [Forbid("a"), MinLeafSize(2)]), abs=1e-9)
+    bound = check(data, name, max_depth=2, constraints=[StatisticalParity("g", 0.0)])
+    assert bound.relation == "bound" and bound.verdict == "agree"
+    assert bound.problem.in_model_units(bound.dp_deep.objective) < bound.mip.objective  # the parity binds
+
+
+def test_the_command_line_takes_the_constraints(tmp_path):
+    import subprocess
+    import sys
+
+    data, _ = enumerated("binoct")
+    path = tmp_path / "tiny.csv"
+    data.X.assign(y=data.y).to_csv(path, index=False)
+    costs = tmp_path / "costs.csv"
+    costs.write_text("column,cost\na,3\nb,1\ng,1\n")
+    command = [sys.executable, "-m", "odtmip.cli", "fit", str(path), "--target", "y", "--solver", "binoct", "--depth",
+               "2", "--json"]
+    for flags, case in ((["--parity", "g:0"], "parity-0"), (["--feature-costs", str(costs), "--budget", "2"], "costs"),
+                        (["--forbid", "a"], "forbid")):
+        done = subprocess.run(command + flags, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        record = json.loads(done.stdout)
+        assert record["status"] == "optimal"
+        assert record["objective"] == pytest.approx(brute_optimum("binoct", CASES[case]()), abs=1e-9)
+    bad = subprocess.run(command + ["--parity", "g:2"], capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and bad.stderr.strip().splitlines() == [
+        "odtmip: error: --parity g:2: expected COL:GAP with GAP a number in [0, 1]"]
