@@ -36,8 +36,8 @@ from odtmip.core.exceptions import OptionError
 
 __all__ = ["BINOCT_OPTIONS", "CLASS_WEIGHT", "CONSTRAINTS", "CONTREE_OPTIONS", "DP_OPTIONS", "GUNLUK_OPTIONS",
            "MEMORY_LIMIT", "MIN_LEAF", "OCT_H_OPTIONS", "OCT_OPTIONS", "OPTIONS", "REQUIRED", "TARGET_OPTIONS",
-           "TIME_LIMIT", "Boolean", "Choices", "Instance", "Interval", "Option", "check_time_limit", "defaults", "memory_text", "mip_options",
-           "options_of", "physical_memory_gib", "validate"]
+           "TIME_LIMIT", "Boolean", "Choices", "Instance", "Interval", "Option", "check_time_limit", "defaults",
+           "memory_text", "mip_options", "options_of", "physical_memory_gib", "validate"]
 
 
 # ============================================================================================ constraints

@@ -58,7 +58,14 @@ root pass-through                 ``s``, ``feature_or_pass_through``, ``pass_thr
 surplus-bit symmetry fix          ``unused_bits_off``
 class weight / rate target        objective FN + C FP, or ``missed`` with ``specificity_target`` /
                                   ``sensitivity_target`` over Σ_l e[l, k] (:mod:`odtmip.models.rates`)
+side constraints                  the root pass-through s (the single leaf is a tree of the model); the
+                                  rows of :mod:`odtmip.models.constraints` in ``m.side`` over l, p and f
 ================================  ====================================================================
+
+Under side constraints the model has the root pass-through whatever λ (one column, one row; MEASURED on monk1 at
+depth 2: 492 rows, 1 789 columns, 29 490 nonzeros become 493 / 1 790 / 30 789); a leaf's predicted weight is a
+McCormick product of p[l, k] and Σ_r w_r l[r, l] (:meth:`odtmip.models.view.TreeView.leaf_predicted`): a parity
+row pair adds 84 rows, 35 columns and 20 939 nonzeros there.
 
 ``one_leaf_per_row`` and the three split-row families are :class:`~odtmip.models.rows.LinearRows` (rows kept
 as arrays, expressions made when looked at): the split rows hold up to N x (leaves) terms each, 3.2 M nonzeros

@@ -47,6 +47,9 @@ OCT-H                      ``a_hat_upper_a``, ``a_hat_lower_a``, ``l1_norm_if_sp
                            ``left_branch_margin``, ``right_branch_hyperplane``
 class weight, rate target  ``e_class``, ``class_errors``; objective (FN + C FP) / L_hat, or ``missed`` with
                            ``specificity_target`` / ``sensitivity_target`` (:mod:`odtmip.models.rates`)
+side constraints           (21) ``error_upper`` deactivated once a constraint reads the leaves' classes (a fair
+                           tree may label a leaf against its majority); rows in ``m.side`` over z, c, a (OCT-H:
+                           s) and d (:mod:`odtmip.models.constraints`)
 =========================  ===========================================================================
 
 The per-point families are :class:`~odtmip.models.rows.LinearRows` (rows kept as arrays, expressions made

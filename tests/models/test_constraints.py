@@ -4,7 +4,6 @@ loss among those whose ``holds`` is true, and each formulation's MIP must reach 
 no tree holds). ``holds`` and the rows agree on enumerated trees: a tree embedded in the constrained model with its
 structure and labels fixed is feasible exactly when ``holds`` says so."""
 
-
 import json
 
 import numpy as np
@@ -347,3 +346,15 @@ def test_the_command_line_takes_the_constraints(tmp_path):
     bad = subprocess.run(command + ["--parity", "g:2"], capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and bad.stderr.strip().splitlines() == [
         "odtmip: error: --parity g:2: expected COL:GAP with GAP a number in [0, 1]"]
+
+
+def test_the_estimator_takes_the_constraints():
+    from sklearn.base import clone
+
+    from odtmip import OptimalTreeClassifier
+
+    data, _ = enumerated("binoct")
+    est = OptimalTreeClassifier(solver="binoct", max_depth=2, constraints=[StatisticalParity("g", 0.0)])
+    est.fit(data.X, data.y)
+    assert 1 - est.score(data.X, data.y) == pytest.approx(brute_optimum("binoct", CASES["parity-0"]()), abs=1e-9)
+    assert clone(est).get_params()["constraints"][0].describe() == "StatisticalParity('g', 0)"
