@@ -167,6 +167,11 @@ _FAIRNESS = {"parity": "StatisticalParity", "equal_opportunity": "EqualOpportuni
 def constraint_options(args, solver: str) -> list:
     """The side constraints the command line gives (:func:`add_constraint_options`; ``--min-leaf`` for a model without
     a ``min_leaf`` option is ``MinLeafSize``), as :mod:`odtmip.constraints` objects; an OptionError for bad input."""
+    given = [getattr(args, name, None) for name in ("max_features", "forbid", "require", *_FAIRNESS, "feature_costs",
+                                                     "budget")]
+    min_leaf = getattr(args, "min_leaf", None) is not None and "min_leaf" not in _option_names(solver)
+    if not (min_leaf or any(value not in (None, []) for value in given)):
+        return []  # no import of the models (a dp fit loads nothing of the MIP stack)
     from odtmip import constraints as sc
 
     out = []
@@ -193,7 +198,7 @@ def constraint_options(args, solver: str) -> list:
         raise OptionError("--feature-costs and --budget go together")
     if costs is not None:
         out.append(sc.FeatureCosts(read_costs(costs), budget))
-    if getattr(args, "min_leaf", None) is not None and "min_leaf" not in _option_names(solver):
+    if min_leaf:
         out.append(sc.MinLeafSize(args.min_leaf))
     return out
 

@@ -201,7 +201,7 @@ class _Fairness(Constraint):
                 out.append((v, weights))
         return out
 
-    def _bound(self, wa: float, wb: float) -> tuple[float, bool]:
+    def _rhs(self, wa: float, wb: float) -> tuple[float, bool]:
         """(right-hand side of W_b S_a - W_a S_b <= ., whether the weights are whole numbers)."""
         whole = float(wa).is_integer() and float(wb).is_integer()
         if whole:
@@ -218,7 +218,7 @@ class _Fairness(Constraint):
             weight[v] = view.predicted(self._pos, w, tag=(self.describe(), str(v)))
         for (a, wa), (b, wb) in itertools.combinations(groups, 2):
             total_a, total_b = float(wa.sum()), float(wb.sum())
-            rhs, _ = self._bound(total_a, total_b)
+            rhs, _ = self._rhs(total_a, total_b)
             gap = total_b * weight[a] - total_a * weight[b]
             rows[self.key(str(a), str(b), "<=")] = gap <= rhs
             rows[self.key(str(a), str(b), ">=")] = gap >= -rhs
@@ -231,7 +231,7 @@ class _Fairness(Constraint):
         groups = self._groups(data)
         for (_, wa), (_, wb) in itertools.combinations(groups, 2):
             total_a, total_b = float(wa.sum()), float(wb.sum())
-            rhs, whole = self._bound(total_a, total_b)
+            rhs, whole = self._rhs(total_a, total_b)
             gap = abs(total_b * float(wa[predicted].sum()) - total_a * float(wb[predicted].sum()))
             if gap > rhs + (1e-9 if whole else 1e-6 * max(1.0, rhs)):
                 return False
