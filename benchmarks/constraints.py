@@ -25,16 +25,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mip_proof import run  # noqa: E402 (the benchmarks folder)
+from mip_proof import run, run_script  # noqa: E402 (the benchmarks folder)
 
 #: name -> (the data as ``odtmip fit`` takes it, its target column (None: the file's), the protected column)
 SETS = {"compas": ("osdt/compas-binary.csv", "recidivate-within-two-years:1", "sex:Female"),
@@ -130,18 +128,7 @@ def _odtlearn(python: str, name: str, depth: int, limit: float, data_dir: str | 
 
     data, target, protected = SETS[name]
     X, y = load(data, target=target, data_dir=data_dir)
-    with tempfile.TemporaryDirectory() as tmp:
-        csv = Path(tmp) / "data.csv"
-        X.assign(_label=y).to_csv(csv, index=False)
-        t = time.perf_counter()
-        out = subprocess.run([python, "-c", ODTLEARN, str(csv), protected, str(depth), str(limit), str(GAP)],
-                             capture_output=True, text=True, timeout=limit * 3 + 120)
-    wall = time.perf_counter() - t
-    if out.returncode != 0:
-        return {"status": "error", "note": (out.stderr.strip().splitlines() or ["?"])[-1][:80], "wall": wall}
-    record = json.loads(out.stdout.strip().splitlines()[-1])
-    return {"status": "unknown", "loss": record["errors"], "wall": wall}
-
+    return run_script(python, ODTLEARN, X, y, [protected, str(depth), str(limit), str(GAP)], limit)
 
 if __name__ == "__main__":
     main()
