@@ -142,7 +142,7 @@ def test_contree_example(tmp_path):
 
 def test_every_example_has_a_test():
     tested = {"01_gunluk_teaching", "02_compare_formulations", "03_lp_bound", "04_warm_start", "05_oct_hole",
-              "06_binoct_trie", "07_sensitivity", "08_pareto_front", "09_contree"}
+              "06_binoct_trie", "07_sensitivity", "08_pareto_front", "09_contree", "10_fair_tree"}
     assert {p.stem for p in EXAMPLES.glob("[0-9]*.py")} == tested
 
 
