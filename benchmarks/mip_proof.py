@@ -119,19 +119,25 @@ def main(argv=None) -> None:
 
 def _odtlearn(python: str, name: str, depth: int, limit: float, data_dir: str | None) -> dict:
     """ODTlearn's FlowOCT on CBC in the other environment, on the data as odtmip reads it."""
-    import tempfile
-
     from odtmip.core.datasets import load
 
     source, *target = SETS[name].split(" --target ")
     source = source.split(" --")[0]
     X, y = load(source, target=target[0] if target else None, data_dir=data_dir)
+    return run_script(python, ODTLEARN, X, y, [str(depth), str(limit)], limit)
+
+
+def run_script(python: str, script: str, X, y, args: list[str], limit: float) -> dict:
+    """``python -c script DATA.csv *args`` in another environment (the data with its labels as column ``_label``);
+    the errors of the last line it prints (JSON) and the wall time, or the error's last line."""
+    import tempfile
+
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "data.csv"
         X.assign(_label=y).to_csv(path, index=False)
         t = time.perf_counter()
-        out = subprocess.run([python, "-c", ODTLEARN, str(path), str(depth), str(limit)], capture_output=True,
-                             text=True, timeout=limit * 3 + 120)
+        out = subprocess.run([python, "-c", script, str(path), *args], capture_output=True, text=True,
+                             timeout=limit * 3 + 120)
     wall = time.perf_counter() - t
     if out.returncode != 0:
         return {"status": "error", "note": (out.stderr.strip().splitlines() or ["?"])[-1][:80], "wall": wall}

@@ -27,6 +27,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     common.add_option(target, "--min-specificity", "min_specificity", "T")
     common.add_option(target, "--min-sensitivity", "min_sensitivity", "T")
     common.add_model_options(chk, constraints=False)
+    common.add_constraint_options(chk)
     chk.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     chk.add_argument("--log", action="store_true", help="stream the solvers' logs to stderr")
     common.add_verbosity(chk)

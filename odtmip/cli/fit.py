@@ -28,6 +28,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     common.add_two_class_options(fit)
     common.add_option(fit, "--max-gap", "max_gap", "G")
     common.add_model_options(fit)
+    common.add_constraint_options(fit)
     fit.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     fit.add_argument("--log", action="store_true", help="stream the solver's log to stderr")
     fit.add_argument("--save", metavar="FILE", type=common.output_file,
@@ -68,6 +69,11 @@ def run(args) -> int:
     print(f"solver: {record['solver']}{engine}  status: {record['status']}  time: {result.seconds:.3f} s"
           + (f" (of it {of_it})" if of_it else ""))
     print(f"optimal over: {record['split_space']}")
+    if result.stats.get("constraints"):
+        unchecked = result.stats.get("constraints_unchecked", [])
+        print(f"side constraints: {', '.join(result.stats['constraints'])}"
+              + ("" if result.tree is None else " (the tree meets every one" + (
+                  f"; not re-checked: {', '.join(unchecked)})" if unchecked else ")")))
     if result.tree is not None:
         print(f"training accuracy: {record['accuracy']:.4f}  "
               f"misclassifications: {record['misclassifications']:g} of {data.n_samples}  "

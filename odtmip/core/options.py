@@ -34,10 +34,10 @@ from numbers import Integral, Real
 
 from odtmip.core.exceptions import OptionError
 
-__all__ = ["BINOCT_OPTIONS", "CLASS_WEIGHT", "CONTREE_OPTIONS", "DP_OPTIONS", "GUNLUK_OPTIONS", "MEMORY_LIMIT",
-           "MIN_LEAF", "OCT_H_OPTIONS", "OCT_OPTIONS", "OPTIONS", "REQUIRED", "TARGET_OPTIONS", "TIME_LIMIT", "Boolean",
-           "Choices", "Instance", "Interval", "Option", "check_time_limit", "defaults", "memory_text", "mip_options",
-           "options_of", "physical_memory_gib", "validate"]
+__all__ = ["BINOCT_OPTIONS", "CLASS_WEIGHT", "CONSTRAINTS", "CONTREE_OPTIONS", "DP_OPTIONS", "GUNLUK_OPTIONS",
+           "MEMORY_LIMIT", "MIN_LEAF", "OCT_H_OPTIONS", "OCT_OPTIONS", "OPTIONS", "REQUIRED", "TARGET_OPTIONS",
+           "TIME_LIMIT", "Boolean", "Choices", "Instance", "Interval", "Option", "check_time_limit", "defaults",
+           "memory_text", "mip_options", "options_of", "physical_memory_gib", "validate"]
 
 
 # ============================================================================================ constraints
@@ -235,6 +235,12 @@ MEMORY = Option("memory_limit", (Interval(float, 0, None, "neither"),), MEMORY_L
                 "memory")
 
 
+CONSTRAINTS = Option("constraints", (Instance("builtins:list"), Instance("builtins:tuple")), None,
+                     "no side constraints",
+                     "side constraints (odtmip.constraints: fairness, feature budgets, forced and forbidden splits, "
+                     "leaf sizes, rows of your own); the DP solvers take those they express exactly")
+
+
 def mip_options(options_class: str, warm_starts: tuple[str, ...], dp_bounds: bool = True) -> tuple[Option, ...]:
     """The options every MIP formulation takes (the pipeline's, :func:`odtmip.solving.pipeline.solve_mip`): time limit,
     warm start, its options object, HiGHS settings, LP bound, feeding the DP's other trees, the memory guard, and
@@ -254,6 +260,7 @@ def mip_options(options_class: str, warm_starts: tuple[str, ...], dp_bounds: boo
                "also solve the LP relaxation and report it in stats['lp_relaxation']"),
         Option("feed_dp", (Boolean(),), False, None, "hand HiGHS the other DP start trees during the search"),
         MEMORY,
+        CONSTRAINTS,
         Option("dp_bounds", (Choices(bounds),), "none", None,
                "rows from the DP's values below each split: the loss is at least the value of the root's choice "
                "('root'), and of each pair of the root's and a child's choices ('paths'); then the LP may prove the "
@@ -292,6 +299,7 @@ DP_OPTIONS: tuple[Option, ...] = (
            "the positive class: a label of the data"),
     Option("pareto_options", (Instance("odtmip.dp.pareto:ParetoOptions"),), None, "the default ParetoOptions()",
            "front-search technique switches (none changes the front)"),
+    CONSTRAINTS,
 )
 
 #: The options of ConTree (``odtmip.dp.solve_contree``).
@@ -307,6 +315,7 @@ CONTREE_OPTIONS: tuple[Option, ...] = (
     MEMORY,
     Option("options", (Instance("odtmip.dp.contree:ContreeOptions"),), None, "the default ContreeOptions()",
            "search technique switches (none changes the optimum)"),
+    CONSTRAINTS,
 )
 
 

@@ -120,6 +120,10 @@ def _no_loss(options) -> float:
     return 0.0
 
 
+def _same(options):
+    return options
+
+
 @dataclass(frozen=True)
 class Formulation:
     """One MIP formulation as the pipeline sees it: its name and the functions of its module.
@@ -177,8 +181,13 @@ class Formulation:
         :mod:`odtmip.models.view`); raises OptionError when the options leave none. None: the formulation takes no
         DP bounds (OCT-H: hyperplane splits).
     view : callable or None
-        ``(m, data) -> TreeView``: the root's and its children's choices, each with its columns of
-        ``dp_bound_problem``'s data, and the model's loss in the DP's units.
+        ``(m, data) -> TreeView``: every branch node's choices (the root's and its children's each with its columns
+        of ``dp_bound_problem``'s data), the leaves, the rows reaching them and their classes, and the model's loss
+        in the DP's units: the vocabulary of the DP's bound rows and of the side constraints
+        (:mod:`odtmip.models.constraints`). None: the formulation takes no side constraints.
+    constrained : callable
+        ``(options) -> options``: the options a model with side constraints is built with (e.g. Günlük keeps every
+        routing variable and drops Proposition 3's relaxation, which only the plain model allows); default: the same.
     fixed : dict
         Options this entry always sets (``oct-h`` is OCT with ``hyperplanes=True``).
     reads_numbers : bool
@@ -205,6 +214,7 @@ class Formulation:
     shortcut: Callable[..., Any] = _no_shortcut
     dp_bound_problem: Callable[..., DPProblem] | None = None
     view: Callable[..., Any] | None = None
+    constrained: Callable[..., Any] = _same
     fixed: dict = field(default_factory=dict)
     reads_numbers: bool = False
 

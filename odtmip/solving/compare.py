@@ -216,7 +216,7 @@ def with_dp_bounds(variants: Sequence[Variant], values: Sequence[str]) -> list[V
     out = []
     for v in variants:
         f = FORMULATIONS.get(v.solver)
-        if "dp_bounds" in v.options or f is None or f.view is None:
+        if "dp_bounds" in v.options or f is None or f.dp_bound_problem is None:
             out.append(v)
             continue
         for value in values:

@@ -44,6 +44,7 @@ from dataclasses import replace
 from numbers import Real
 
 import numpy as np
+import pyomo.environ as pyo
 
 from odtmip.core.data import Dataset
 from odtmip.core.exceptions import DataError, OptionError, ResourceError, VerificationError
@@ -52,8 +53,10 @@ from odtmip.core.results import SolveResult, Status, stopped_status
 from odtmip.core.tree import Tree
 from odtmip.models import FORMULATIONS, _highs
 from odtmip.models._highs import HighsOptions
+from odtmip.models.constraints import Constraint, check_constraints
 from odtmip.models.formulation import DPProblem, Formulation, estimated_memory_gib
 from odtmip.models.view import add_dp_rows
+from odtmip.solving.constrained import dp_form, dp_tree_under
 from odtmip.solving.solvers import solve
 
 logger = logging.getLogger("odtmip.pipeline")  # the name the command prints before its messages
@@ -176,7 +179,8 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
               warm_start: str | Tree | None = "dp", options=None, highs: HighsOptions | None = None,
               lp_bound: bool = False, feed_dp: bool = False, memory_limit: float | None = MEMORY_LIMIT,
               dp_solved: Sequence[tuple[DPProblem, int, SolveResult]] | None = None, dp_bound: bool = True,
-              dp_bounds: str = "none", **option_values) -> SolveResult:
+              dp_bounds: str = "none", constraints: Sequence[Constraint] | None = None,
+              **option_values) -> SolveResult:
     """Solve ``data`` with the MIP formulation ``name`` and return a verified result in its loss units.
 
     Parameters
@@ -217,11 +221,23 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
         row). The values are computed by :func:`odtmip.dp.bounds.split_values` on the formulation's
         ``dp_bound_problem``, within the time limit (``stats["dp_bounds_seconds"]``). The LP relaxation is then
         solved first: when it reaches the best start tree (:func:`lp_proves`) that tree is returned as optimal
-        without HiGHS's branch and bound (``stats["proved_by"] = "lp"``).
+        without HiGHS's branch and bound (``stats["proved_by"] = "lp"``). The rows bound the loss only, so they
+        stay valid under side constraints.
+    constraints : list of odtmip.constraints objects, optional
+        Side constraints (:mod:`odtmip.models.constraints`): their rows are added to the model (built with the
+        formulation's ``constrained`` options), the warm start is the best DP tree that meets them all (by
+        ``holds``), else the DP's tree under those it expresses (:func:`constrained_start`), and the decoded tree
+        must meet them all (a :class:`~odtmip.core.exceptions.VerificationError` otherwise). No tree meeting them
+        ends with status ``infeasible``.
     """
     f = formulation(name)
     refuse_missing_numbers(f, data)
     opts = f.make_options(max_depth, options, {**option_values, **f.fixed})
+    constraints = check_constraints(constraints, data)
+    if constraints:
+        if f.view is None:
+            raise OptionError(f"{name} takes no side constraints")
+        opts = f.constrained(opts)
     highs = highs or HighsOptions()
     if f.highs is not None:
         highs = f.highs(data, highs)
@@ -252,6 +268,9 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
     t = time.perf_counter()
     trees, dp_solved = _start_trees(f, data, max_depth, opts, warm_start, feed_dp, dp_solved, budget, stats,
                                     memory_limit)
+    if constraints:
+        stats["constraints"] = [c.describe() for c in constraints]
+        trees = constrained_start(f, data, max_depth, opts, constraints, trees, warm_start, budget, stats)
     stats["warm_start_seconds"] = time.perf_counter() - t
     floor, dp = f.loss_floor(opts), dp_lower_bound(dp_solved) if dp_bound else None
     values = None if bound_problem is None else _bound_values(bound_problem, dp_bounds, budget, stats)
@@ -264,6 +283,15 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
 
     t = time.perf_counter()
     m = f.build(data, max_depth, opts)
+    if constraints:
+        view = f.view(m, data)
+        for c in constraints:
+            c.rows(m, view, data)
+        side = getattr(m, "side", None)  # the view's block (a Custom may add its rows elsewhere)
+        stats["constraint_rows"] = 0 if side is None else sum(
+            len(rows) for rows in side.component_map(pyo.Constraint).values())
+        stats["constraint_variables"] = 0 if side is None else sum(
+            len(var) for var in side.component_map(pyo.Var).values())
     if values is not None:
         rows = add_dp_rows(m, f.view(m, data), values, dp_bounds, bound_problem.penalty)
         stats.update(rows, **{key: bound_problem.in_model_units(rows[key]) for key in ROOT_BOUND_KEYS})
@@ -293,7 +321,8 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
             stats["lp_note"] = ("the LP relaxation stopped at a limit before its optimum"
                                 + ("" if limit is None else f" (time limit {limit:.3g} s)"))
         elif values is not None and first is not None and lp_proves(bound_problem, stats["lp_relaxation"],
-                                                                    f.loss(data, first[0], opts)):
+                                                                    f.loss(data, first[0], opts)) and all(
+                c.holds(first[0], data) for c in constraints):  # a Custom row unchecked: no proof
             return _proved_by_lp(name, f, data, opts, first[0], stats, budget)
         if budget.spent():
             return _before_the_model(name, f, data, opts, trees, stats, budget, floor, dp,
@@ -301,7 +330,64 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
     run = _highs.solve(m, replace(highs, time_limit=_seconds(budget)), warm_start=None if first is None else first[1],
                        more_starts=more, progress_units=lambda best, dual: (to_loss(best), max(floor, to_loss(dual))))
     return _result(name, f, m, data, opts, run, to_loss, stats, budget, None if first is None else first[0], floor,
-                   dp)
+                   dp, constraints)
+
+
+def verify_constraints(name: str, tree: Tree, data: Dataset, constraints, stats: dict) -> None:
+    """A VerificationError when ``tree`` breaks a constraint; those without a check (a ``Custom`` without
+    ``holds``) are listed in ``stats["constraints_unchecked"]``."""
+    unchecked = []
+    for c in constraints:
+        verdict = c.holds(tree, data)
+        if verdict is False:
+            raise VerificationError(f"{name}: the decoded tree breaks the side constraint {c.describe()}")
+        if verdict is None:
+            unchecked.append(c.describe())
+    if unchecked:
+        stats["constraints_unchecked"] = unchecked
+
+
+def constrained_start(f: Formulation, data: Dataset, max_depth, opts, constraints, trees: list[Tree], warm_start,
+                      budget: Budget, stats: dict) -> list[Tree]:
+    """The start trees that meet every constraint (``holds``; a constraint without a check lets a tree pass, HiGHS
+    then checks its rows). A given tree must meet them (an OptionError otherwise). When no DP tree does, the DP's tree
+    under the constraints it can express (``Forbid``: the columns dropped; ``MinLeafSize``: ``min_leaf``;
+    ``Require(at="root")``: the root fixed; :func:`odtmip.solving.constrained.dp_tree_under`) on the formulation's
+    ``dp_bound_problem`` starts the model if it meets them all; else there is no start (``stats["warm_start_note"]``).
+    """
+    def meets(tree: Tree) -> bool:
+        return all(c.holds(tree, data) is not False for c in constraints)
+
+    kept = [tree for tree in trees if meets(tree)]
+    if isinstance(warm_start, Tree):
+        if not kept:
+            broken = next(c.describe() for c in constraints if c.holds(warm_start, data) is False)
+            raise OptionError(f"the warm-start tree breaks the side constraint {broken}")
+        return kept
+    if kept or warm_start != "dp" or f.dp_bound_problem is None:
+        if trees and not kept:
+            stats["warm_start_note"] = "no start tree meets the side constraints; solved without a start"
+        return kept
+    expressed = [c for c in constraints if c.dp is not None]
+    try:
+        problem = f.dp_bound_problem(data, max_depth, opts)
+    except OptionError:
+        problem = None
+    tree = None
+    if expressed and problem is not None:
+        form = dp_form(expressed)
+        part = budget.part(WARM_START_SHARE)
+
+        def solve_part(d: Dataset, depth: int, options: dict) -> SolveResult:
+            return solve(d, problem.solver, **options, max_depth=depth, time_limit=part.seconds_left())
+
+        dp_options = {k: v for k, v in problem.dp_options(problem.deep).items() if k != "max_depth"}
+        tree = dp_tree_under(problem.data, problem.deep, form, dp_options, solve_part)
+        stats["warm_start_constrained_dp"] = [c.describe() for c in expressed]
+    if tree is not None and meets(tree):
+        return [tree]
+    stats["warm_start_note"] = "no DP tree meets the side constraints; solved without a start"
+    return []
 
 
 def _bound_problem(f: Formulation, data: Dataset, max_depth, opts, dp_bounds) -> DPProblem | None:
@@ -311,7 +397,7 @@ def _bound_problem(f: Formulation, data: Dataset, max_depth, opts, dp_bounds) ->
         raise OptionError(f"dp_bounds must be one of {', '.join(map(repr, DP_BOUNDS))}, got {dp_bounds!r}")
     if dp_bounds == "none":
         return None
-    if f.view is None:
+    if f.dp_bound_problem is None:
         raise OptionError(f"{f.name} takes no DP bounds (dp_bounds='none' only): its hyperplane splits have no "
                           "axis-aligned DP problem")
     problem = f.dp_bound_problem(data, max_depth, opts)
@@ -463,7 +549,7 @@ def _bounded(status: Status, objective: float | None, known: dict, stats: dict) 
 
 
 def _result(name: str, f: Formulation, m, data: Dataset, opts, run, to_loss, stats: dict,
-            budget: Budget, start: Tree | None, floor: float, dp: float | None) -> SolveResult:
+            budget: Budget, start: Tree | None, floor: float, dp: float | None, constraints=()) -> SolveResult:
     """Decode and verify HiGHS's incumbent; the bound, status and statistics in loss units. When a limit stopped
     HiGHS before it held any solution, the warm-start tree ``start`` is the best tree so far. The bound is the
     largest of HiGHS's, the DP's ``dp`` (None: none) and the trivial ``floor``, ties to the first (``inf`` when
@@ -480,6 +566,7 @@ def _result(name: str, f: Formulation, m, data: Dataset, opts, run, to_loss, sta
         if objective > claimed + TOLERANCE * max(1.0, abs(claimed)):
             raise VerificationError(f"{name}: the decoded tree's recomputed objective {objective:g} is worse than "
                                     f"the solver's {claimed:g}")
+        verify_constraints(name, tree, data, constraints, stats)
     dual = None if run.bound is None or not math.isfinite(run.bound) else to_loss(run.bound)
     known = {"highs": math.inf if status is Status.INFEASIBLE else dual, "dp": dp, "trivial": floor}
     status, bound = _bounded(status, objective, known, stats)

@@ -154,7 +154,8 @@ def test_dp_bounds_example(tmp_path):
 
 def test_every_example_has_a_test():
     tested = {"01_gunluk_teaching", "02_compare_formulations", "03_lp_bound", "04_warm_start", "05_oct_hole",
-              "06_binoct_trie", "07_sensitivity", "08_pareto_front", "09_contree", "10_dp_bounds"}
+              "06_binoct_trie", "07_sensitivity", "08_pareto_front", "09_contree", "10_dp_bounds",
+              "11_fair_tree"}
     assert {p.stem for p in EXAMPLES.glob("[0-9]*.py")} == tested
 
 
@@ -170,3 +171,15 @@ def test_encodings_page_example():
     assert [c.name for c in odtmip.Dataset(X, y, numeric="thresholds").columns] == [
         "colour=blue", "colour=green", "colour=red", "colour=<missing>",
         "age>26.5", "age>32.5", "age>39.5", "age>47.5", "age is missing", "smoker"]
+
+
+@pytest.mark.highs
+@pytest.mark.slow
+def test_fair_tree_example(tmp_path):
+    out = load_example("11_fair_tree").main(verbose=False, depths=(2,))
+    assert out["free"][2][0] == 24
+    assert out["errors"][2] == [57, 43, 34, 34, 33]  # the proven optima under max_gap = 0, 0.05, ..., 0.2
+    assert out["status"][2] == ["optimal"] * 5
+    gaps = load_example("11_fair_tree").GAPS
+    assert all(g <= bound + 1e-12 for g, bound in zip(out["gaps"][2], gaps, strict=True))
+    assert_plots(out["figure"], tmp_path)
