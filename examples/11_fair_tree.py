@@ -20,7 +20,8 @@ Known results (the test suite checks them): at depth 2 the unconstrained optimum
 optima make 57, 43, 34, 34 and 33 errors for max_gap = 0, 0.05, 0.1, 0.15, 0.2, each proven and each tree's gap
 within its bound (with 80 applicants per group a gap is a multiple of 1/80). At depth 3 HiGHS proves some of the
 points within the time limit and not others (it depends on the machine; the plot marks the unproven ones): the tree
-it returns holds its bound all the same, and its error count lies above the proven bound.
+it returns holds its bound all the same, and its error count lies above the proven bound (a point without any tree
+in the time limit is left out).
 """
 
 import numpy as np
@@ -50,24 +51,31 @@ def loans(n: int = N, seed: int = SEED) -> odtmip.Dataset:
 
 
 def main(verbose: bool = True, depths=(2, 3), time_limit: float = 20.0) -> dict:
-    """Sweep max_gap at each depth; returns the numbers it prints (the test suite checks them)."""
+    """Sweep max_gap at each depth; returns the numbers it prints (the test suite checks them). Depth 2 runs without
+    a time limit (its proofs then hold on any machine), deeper ones within ``time_limit`` seconds each."""
     say = print if verbose else (lambda *a, **k: None)
     data = loans()
     say(f"data: {data.describe()}")
     parity = StatisticalParity("group", 1.0, positive="approve")
     out = {"free": {}, "errors": {}, "gaps": {}, "status": {}}
     for depth in depths:
-        free = odtmip.solve(data, "gunluk", max_depth=depth, time_limit=time_limit)
+        limit = None if depth <= 2 else time_limit
+        free = odtmip.solve(data, "gunluk", max_depth=depth, time_limit=limit)
         out["free"][depth] = (data.misclassifications(free.tree), parity.gap(free.tree, data))
         say(f"\ndepth {depth}, no constraint: {out['free'][depth][0]:g} errors, gap {out['free'][depth][1]:.3f}")
         errors, gaps, status = [], [], []
         for max_gap in GAPS:
             fair = StatisticalParity("group", max_gap, positive="approve")
-            r = odtmip.solve(data, "gunluk", max_depth=depth, constraints=[fair], time_limit=time_limit)
+            r = odtmip.solve(data, "gunluk", max_depth=depth, constraints=[fair], time_limit=limit)
+            status.append(r.status.value)
+            if r.tree is None:  # the time limit came before any tree that meets the bound
+                errors.append(np.nan)
+                gaps.append(np.nan)
+                say(f"max_gap {max_gap:.2f}: {r.status.value}, no tree within {limit:g} s")
+                continue
             assert fair.holds(r.tree, data)  # verified by routing (the pipeline checked it too)
             errors.append(data.misclassifications(r.tree))
             gaps.append(fair.gap(r.tree, data))
-            status.append(r.status.value)
             say(f"max_gap {max_gap:.2f}: {r.status.value}, {errors[-1]:g} errors (bound {r.bound:g}), gap "
                 f"{gaps[-1]:.3f}")
             if verbose and max_gap == 0.1:
