@@ -40,19 +40,19 @@ its splits read), the leaves and the rows reaching each (``reach``) and each lea
 its methods write, once for every formulation, the linear expressions a side constraint
 (:mod:`odtmip.models.constraints`) reads, adding their variables and linking rows to the model only when asked:
 
-=============================  =====================================================================================
-:meth:`TreeView.rows_at`       sum_i w_i r[i, l]: the (weighted) rows reaching leaf l (r the model's routing variables)
-:meth:`TreeView.predicted`     sum_l q[l, k]: the weight of the rows (of a subset) predicted k, with the McCormick rows
-                               q <= W y[l, k], q <= rows_at(l), q >= rows_at(l) - W (1 - y[l, k]) (y the leaf's class)
-:meth:`TreeView.row_predicted` p[i, k] = 1 iff row i is predicted k: p >= r[i, l] + y[l, k] - 1, sum_k p[i, k] = 1
-:meth:`TreeView.row_correct`   p[i, y_i]
-:meth:`TreeView.uses`          sum of node n's choices on a raw column
-:meth:`TreeView.kept`          binary, 1 only if node n is a split of the canonical tree (rows on both sides, not all
-                               of them predicted one class)
-:meth:`TreeView.dropped`       binary, 1 only if node n is not (one side empty, or all its rows predicted one class)
-:meth:`TreeView.used`          binary, 1 if some node of the canonical tree splits on a raw column
-:meth:`TreeView.nonempty`      binary, 1 if a row reaches leaf l
-=============================  =====================================================================================
+==============================  =====================================================================================
+:meth:`TreeView.rows_at`        sum_i w_i r[i, l]: the (weighted) rows reaching leaf l (r the model's routing variables)
+:meth:`TreeView.predicted`      sum_l q[l, k]: the weight of the rows (of a subset) predicted k, with the McCormick rows
+                                q <= W y[l, k], q <= rows_at(l), q >= rows_at(l) - W (1 - y[l, k]) (y the leaf's class)
+:meth:`TreeView.row_predicted`  p[i, k] = 1 iff row i is predicted k: p >= r[i, l] + y[l, k] - 1, sum_k p[i, k] = 1
+:meth:`TreeView.row_correct`    p[i, y_i]
+:meth:`TreeView.uses`           sum of node n's choices on a raw column
+:meth:`TreeView.kept`           binary, 1 only if node n is a split of the canonical tree (rows on both sides, not all
+                                of them predicted one class)
+:meth:`TreeView.dropped`        binary, 1 only if node n is not (one side empty, or all its rows predicted one class)
+:meth:`TreeView.used`           binary, 1 if some node of the canonical tree splits on a raw column
+:meth:`TreeView.nonempty`       binary, 1 if a row reaches leaf l
+==============================  =====================================================================================
 
 The *canonical tree* of a tree (:func:`odtmip.models.constraints.canonical`) is what routing the training rows
 leaves of it: splits with an empty side removed, subtrees whose rows are all predicted one class made one leaf. Every
