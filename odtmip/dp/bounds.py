@@ -27,9 +27,12 @@ its pruning and its cache). Values are exact (integer data: exactly; real weight
 tolerance, :func:`~odtmip.dp.common.tie_tolerance`). At the time limit the values not yet computed are replaced by
 valid lower bounds (a proper split costs at least ``penalty``, anything at least 0) and ``complete`` is False.
 
+:func:`target_values` does the same for a sensitivity/specificity target, from the (fp, fn) fronts of each side.
+
 References
 ----------
 .. [MurTree] see :mod:`odtmip.dp.solver`.
+.. [DS21] see :mod:`odtmip.dp.pareto`.
 """
 
 from __future__ import annotations
@@ -211,4 +214,58 @@ def _split_values(dataset: Dataset, depth: int, penalty: float, min_leaf: int, p
     if v.stopped:  # values computed after the deadline are valid lower bounds, not the optimum
         out.complete = False
     out.stats = {"solves": v.solves, "columns": int(dataset.Xb.shape[1])}
+    return out
+
+
+def target_values(dataset: Dataset, depth: int, two_class: dict, time_limit: float | None = None) -> SplitValues:
+    """V_d of every binary column of ``dataset`` for a two-class target (``two_class``: ``min_specificity`` or
+    ``min_sensitivity``, and ``positive``, as the DP takes them): the loss is the missed weight (false negatives under
+    a specificity floor, false positives under a sensitivity floor) of a tree that meets the floor, which does not add
+    up over the subtrees. A tree whose root splits on s has (fp, fn) = the sum of a point of each side's front of
+    depth d - 1 ([DS21]: every tree's pair is dominated by a front point, :class:`odtmip.dp.pareto.ParetoSolver`),
+    so V_d(S, s) is the least loss over pairs of front points whose sum meets the floor (inf: none does). A split
+    that sends every row one way, ``below`` and ``leaf`` come from the fronts of all rows. Past the time limit the
+    values left are 0, a valid bound. No ``paths``."""
+    from odtmip.dp.pareto import ParetoSolver, objective_of
+
+    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or not 1 <= depth <= MAX_DEPTH:
+        raise OptionError(f"the DP's split bounds are computed at depths 1 to {MAX_DEPTH}, got {depth!r}")
+    t0 = time.perf_counter()
+    deadline = math.inf if time_limit is None else t0 + time_limit
+    positive = two_class.get("positive")
+    caps = {k: two_class[k] for k in ("min_specificity", "min_sensitivity") if two_class.get(k) is not None}
+    whole = ParetoSolver(dataset, positive=positive)
+    goal = objective_of(dataset, whole.positive_index, **caps)
+    solves = 0
+
+    def front(rows: np.ndarray, d: int) -> np.ndarray:
+        nonlocal solves
+        if len(rows) == 0:
+            return np.zeros((1, 2))
+        solves += 1
+        solver = whole if len(rows) == dataset.n_samples else ParetoSolver(dataset.subset(rows), positive=positive)
+        return np.array(solver.front(max_depth=d).pairs, dtype=float).reshape(-1, 2)
+
+    def least(points: np.ndarray) -> float:
+        inside = (points[:, 0] <= goal.fp_cap + 1e-9) & (points[:, 1] <= goal.fn_cap + 1e-9)
+        missed = points[:, 1] if goal.name == "false-negatives" else points[:, 0]
+        return float(missed[inside].min(initial=math.inf))
+
+    rows = np.arange(dataset.n_samples)
+    below = least(front(rows, depth - 1))
+    leaf = least(front(rows, 0))
+    X = np.asarray(dataset.Xb) > 0
+    root = np.zeros(X.shape[1])
+    complete = True
+    for s in range(X.shape[1]):
+        side = X[:, s]
+        if side.all() or not side.any():
+            root[s] = below
+        elif time.perf_counter() > deadline:
+            complete = False  # 0: a valid bound
+        else:
+            a, b = front(rows[~side], depth - 1), front(rows[side], depth - 1)
+            root[s] = least((a[:, None, :] + b[None, :, :]).reshape(-1, 2))
+    out = SplitValues(depth, leaf, below, root, complete=complete)
+    out.stats = {"solves": solves, "columns": int(X.shape[1]), "seconds": time.perf_counter() - t0}
     return out

@@ -935,9 +935,11 @@ def dp_bound_problem(data: Dataset, max_depth: int, options: BinOCTOptions) -> D
     """The DP problem whose values below each split bound the model's loss (``dp_bounds``,
     :mod:`odtmip.models.view`): :func:`dp_equivalent`'s columns (one per feature and threshold), penalty lambda W."""
     derived, penalty = dp_equivalent(data, options)
+    view, two_class = rates.bound_view(data, derived, options)
+    if two_class:  # the loss is the missed weight under the target, as the DP's
+        return DPProblem(view, max_depth, max_depth, two_class=two_class)
     weight = float(data.weights.sum())
-    return DPProblem(rates.bound_view(data, derived, options), max_depth, max_depth, penalty=penalty,
-                     offset=options.leaf_penalty * weight, scale=weight)
+    return DPProblem(view, max_depth, max_depth, penalty=penalty, offset=options.leaf_penalty * weight, scale=weight)
 
 
 def tree_view(m, data: Dataset) -> TreeView:
@@ -955,7 +957,7 @@ def tree_view(m, data: Dataset) -> TreeView:
 
     weight = float(bd.weights.sum())
     loss = (weight * m.misclassification_and_leaves.expr - m.options.leaf_penalty * weight  # DPProblem.in_dp_units
-            if hasattr(m, "misclassification_and_leaves") else None)
+            if hasattr(m, "misclassification_and_leaves") else m.missed.expr)  # a target: the missed weight
     return TreeView(1, (2, 3) if bd.depth > 1 else (), {n: choices(n) for n in bd.nodes}, loss, model=m,
                     nodes=tuple(bd.nodes), leaves=tuple(range(bd.n_leaves)),
                     below={n: (tuple(bd.leaves_below(2 * n)), tuple(bd.leaves_below(2 * n + 1))) for n in bd.nodes},

@@ -850,13 +850,13 @@ def dp_equivalent(data: Dataset, options: GunlukOptions) -> tuple[Dataset, int, 
 def dp_bound_problem(data: Dataset, options: GunlukOptions) -> DPProblem:
     """The DP problem whose values below each split bound the model's loss (``dp_bounds``,
     :mod:`odtmip.models.view`): :func:`dp_equivalent`, whose trees are the model's trees (labels aside) with the
-    same loss. An OptionError when its columns are not all of the model's splits, or with a target."""
-    derived, shallow, deep, exact = _dp_data(data, options)
-    derived = rates.bound_view(data, derived, options)  # refuses a target (the class weight is in derived already)
-    if not exact:
+    same loss (with a target: :func:`_target_problem`, unit weights). An OptionError when its columns are not all of
+    the model's splits."""
+    problem = _target_problem(data, options) if options.constrained else DPProblem(*dp_equivalent(data, options))
+    if not problem.exact:
         raise OptionError("dp_bounds: a categorical group has more than 10 levels, so the DP sees only its one-level "
                           "splits and its values bound nothing; use dp_bounds='none', or max_card")
-    return DPProblem(derived, shallow, deep)
+    return problem
 
 
 def tree_view(m, data: Dataset) -> TreeView:
@@ -880,7 +880,8 @@ def tree_view(m, data: Dataset) -> TreeView:
     def label(b, k):
         return 1.0 if (k == options.positive) == (b % 2 == 0) else 0.0
 
-    loss = loss_offset(m) - m.correct.expr if hasattr(m, "correct") else None
+    objective = next(m.component_data_objects(pyo.Objective, active=True))  # (8a), or (16) with a target
+    loss = loss_offset(m) - objective.expr
     return TreeView(root, children, choices, loss, model=m, nodes=tuple(topo.nodes), leaves=tuple(topo.leaves),
                     below={k: (tuple(lt), tuple(rt)) for k, (lt, rt) in below.items()}, reach=reach, label=label,
                     y=np.asarray(data.y), weights=np.asarray(data.weights, dtype=float), n_classes=2)

@@ -1065,15 +1065,20 @@ def _dp_problem(data: Dataset, max_depth: int, options: OCTOptions) -> DPProblem
 def dp_bound_problem(data: Dataset, max_depth: int, options: OCTOptions) -> DPProblem:
     """The DP problem whose values below each split bound the model's loss (``dp_bounds``,
     :mod:`odtmip.models.view`): :func:`dp_equivalent` (every midpoint, every level; penalty alpha L_hat, N_min).
-    An OptionError where its trees are not the model's: a floored epsilon, hyperplanes, a target."""
+    An OptionError where its trees are not the model's: a floored epsilon, hyperplanes, a target with N_min."""
     if options.hyperplanes:
         raise OptionError("dp_bounds: OCT-H's hyperplane splits have no axis-aligned DP problem; use dp_bounds='none'")
     if prepare(data, options).floored:
         raise OptionError("dp_bounds: an epsilon was raised to epsilon_floor, so the model cannot make every "
                           "midpoint split the DP makes; use dp_bounds='none' or a smaller epsilon_floor")
     derived, penalty, min_leaf = dp_equivalent(data, options)
-    return DPProblem(rates.bound_view(data, derived, options), max_depth, max_depth, penalty=penalty,
-                     min_leaf=min_leaf, scale=baseline_error(data) or 1.0)
+    view, two_class = rates.bound_view(data, derived, options)
+    if two_class:  # the loss is the missed weight under the target, as the DP's (whose fronts have no N_min)
+        if min_leaf > 1:
+            raise OptionError("dp_bounds: the DP's sensitivity/specificity fronts have no minimum leaf size (N_min)")
+        return DPProblem(view, max_depth, max_depth, two_class=two_class)
+    return DPProblem(view, max_depth, max_depth, penalty=penalty, min_leaf=min_leaf,
+                     scale=baseline_error(data) or 1.0)
 
 
 def tree_view(m, data: Dataset) -> TreeView:
@@ -1098,7 +1103,7 @@ def tree_view(m, data: Dataset) -> TreeView:
 
     heap = m.heap
     nodes = [t for t in (1, 2, 3) if t in m.BRANCH_NODES]
-    loss = od.normaliser * m.penalised_error.expr if hasattr(m, "penalised_error") else None
+    loss = od.normaliser * m.penalised_error.expr if hasattr(m, "penalised_error") else m.missed.expr
 
     def below(t: int) -> tuple:
         shift = heap.depth - t.bit_length()  # leaf lf lies below child (lf >> shift) of t

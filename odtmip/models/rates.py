@@ -147,11 +147,8 @@ def dp_view(data: Dataset, derived: Dataset, options) -> tuple[Dataset, dict]:
     return derived, {}
 
 
-def bound_view(data: Dataset, derived: Dataset, options) -> Dataset:
-    """The DP's data behind the bound rows (``dp_bounds``, :mod:`odtmip.models.view`) on the model's columns
-    ``derived``: the class weight in the row weights. An OptionError with a target, whose loss does not add up over
-    the subtrees."""
-    if constrained(options):
-        raise OptionError("dp_bounds: a sensitivity/specificity target's loss does not add up over the subtrees "
-                          "(the bounds would need the (fp, fn) fronts below each split); use dp_bounds='none'")
-    return dp_view(data, derived, options)[0]
+def bound_view(data: Dataset, derived: Dataset, options) -> tuple[Dataset, dict]:
+    """The DP's problem behind the bound rows (``dp_bounds``, :mod:`odtmip.models.view`) on the model's columns
+    ``derived``: :func:`dp_view` (a target: the DP's two-class options, whose values come from the (fp, fn) fronts,
+    :func:`odtmip.dp.bounds.target_values`; a class weight: in the row weights)."""
+    return dp_view(data, derived, options)

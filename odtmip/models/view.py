@@ -278,14 +278,14 @@ def _least(values) -> float:
 
 def root_bounds(view: TreeView, values) -> list[float]:
     """LB_c of each of the root's choices, from :class:`odtmip.dp.bounds.SplitValues` ``values``: a choice whose
-    splits no tree can take (``min_leaf``), or that has no DP column, gets the optimum OPT_d(S), a bound on every
-    tree."""
+    splits no tree can take (``min_leaf``, a target), or that has no DP column, gets the optimum OPT_d(S), a bound on
+    every tree (0 when no tree meets a target: the model is infeasible)."""
     out = []
     for c in view.choices[view.root]:
         lb = values.leaf if c.leaf else _least(values.root[c.columns])
         if c.trivial:
             lb = min(lb, values.below)
-        out.append(lb if math.isfinite(lb) else values.optimum)
+        out.append(lb if math.isfinite(lb) else values.optimum if math.isfinite(values.optimum) else 0.0)
     return out
 
 

@@ -401,6 +401,9 @@ def _bound_problem(f: Formulation, data: Dataset, max_depth, opts, dp_bounds) ->
         raise OptionError(f"{f.name} takes no DP bounds (dp_bounds='none' only): its hyperplane splits have no "
                           "axis-aligned DP problem")
     problem = f.dp_bound_problem(data, max_depth, opts)
+    if problem.two_class and dp_bounds == "paths":
+        raise OptionError("dp_bounds='paths' is not available with a sensitivity/specificity target (its values come "
+                          "from the (fp, fn) fronts of the root's sides only); use dp_bounds='root'")
     if problem.deep < (2 if dp_bounds == "paths" else 1):
         raise OptionError(f"dp_bounds={dp_bounds!r} needs a depth of at least {2 if dp_bounds == 'paths' else 1}, "
                           f"got {problem.deep}")
@@ -409,10 +412,13 @@ def _bound_problem(f: Formulation, data: Dataset, max_depth, opts, dp_bounds) ->
 
 def _bound_values(problem: DPProblem, dp_bounds: str, budget: Budget, stats: dict):
     """The DP's values below each split of ``problem`` (:func:`odtmip.dp.bounds.split_values`) within the budget."""
-    from odtmip.dp.bounds import split_values
+    from odtmip.dp.bounds import split_values, target_values
 
-    values = split_values(problem.data, problem.deep, problem.penalty, problem.min_leaf, paths=dp_bounds == "paths",
-                          time_limit=budget.left())
+    if problem.two_class:
+        values = target_values(problem.data, problem.deep, problem.two_class, time_limit=budget.left())
+    else:
+        values = split_values(problem.data, problem.deep, problem.penalty, problem.min_leaf,
+                              paths=dp_bounds == "paths", time_limit=budget.left())
     stats.update(dp_bounds=dp_bounds, dp_bounds_seconds=values.stats["seconds"], dp_bounds_complete=values.complete,
                  dp_bounds_solves=values.stats["solves"], dp_bounds_columns=values.stats["columns"],
                  dp_bounds_optimum=problem.in_model_units(values.optimum))

@@ -4,13 +4,13 @@ import math
 
 import numpy as np
 import pytest
-from _brute import all_trees
+from _brute import achievable_pairs, all_trees
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from odtmip.core.data import Dataset
 from odtmip.core.exceptions import OptionError
-from odtmip.dp.bounds import split_values
+from odtmip.dp.bounds import split_values, target_values
 
 from .strategies import integral, tiny_data
 
@@ -108,3 +108,34 @@ def test_a_spent_time_limit_leaves_valid_bounds_and_says_so():
 def test_depths_outside_the_computed_range_are_refused(depth, paths):
     with pytest.raises(OptionError, match="depth"):
         split_values(Dataset(np.array([[0], [1]]), [0, 1]), depth, paths=paths)
+
+
+@settings(**SETTINGS)
+@given(ds=tiny_data(max_rows=12, max_cols=3, classes=(2,), weights=("none",)), depth=st.integers(1, 3),
+       target=st.sampled_from([("min_specificity", 0.5), ("min_specificity", 0.8), ("min_sensitivity", 0.7)]))
+def test_the_values_under_a_target_are_the_least_missed_weight_of_the_trees_that_meet_it(ds, depth, target):
+    """Every (fp, fn) of every tree, by brute force: V_d(S, s) is the least fn (fp) of a tree with root s that meets
+    the floor, counted as the DP counts it (TN >= ceil(tau negatives))."""
+    name, tau = target
+    got = target_values(ds, depth, {name: tau, "positive": 1})
+    X, w = np.asarray(ds.Xb, dtype=np.int64), ds.weights
+    pos = ds.y == 1
+    negatives, positives = float(w[~pos].sum()), float(w[pos].sum())
+    fp_cap = negatives - math.ceil(tau * negatives - 1e-9) if name == "min_specificity" else math.inf
+    fn_cap = positives - math.ceil(tau * positives - 1e-9) if name == "min_sensitivity" else math.inf
+
+    def least(pairs):
+        missed = [fn if name == "min_specificity" else fp for fp, fn, _ in pairs if fp <= fp_cap and fn <= fn_cap]
+        return min(missed, default=math.inf)
+
+    rows = np.arange(ds.n_samples)
+    below = least(achievable_pairs(X, pos, w, rows, depth - 1))
+    assert got.below == below and got.leaf == least(achievable_pairs(X, pos, w, rows, 0))
+    for j in range(X.shape[1]):
+        side = X[:, j] == 1
+        if side.all() or not side.any():
+            assert got.root[j] == below
+            continue
+        lefts = achievable_pairs(X, pos, w, rows[~side], depth - 1)
+        rights = achievable_pairs(X, pos, w, rows[side], depth - 1)
+        assert got.root[j] == least({(a + c, b + d, 0) for a, b, _ in lefts for c, d, _ in rights}), j

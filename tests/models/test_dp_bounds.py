@@ -10,7 +10,7 @@ from _brute import _spec, all_trees
 import odtmip
 from odtmip import Dataset, Status
 from odtmip.core.exceptions import OptionError
-from odtmip.dp.bounds import split_values
+from odtmip.dp.bounds import split_values, target_values
 from odtmip.models import FORMULATIONS, solve_model
 from odtmip.models.view import add_dp_rows, root_bounds
 from odtmip.solving.pipeline import lp_proves
@@ -140,7 +140,7 @@ def test_oct_h_takes_no_dp_bounds_and_bad_values_are_refused():
     with pytest.raises(OptionError, match="depth of at least 2"):
         odtmip.solve(data, "binoct", max_depth=1, dp_bounds="paths")
     with pytest.raises(OptionError, match="target"):
-        odtmip.solve(data, "binoct", max_depth=1, dp_bounds="root", min_specificity=0.5)
+        odtmip.solve(data, "binoct", max_depth=2, dp_bounds="paths", min_specificity=0.5)
 
 
 @pytest.mark.parametrize("lp, incumbent, weights, penalty, proves", [
@@ -176,3 +176,31 @@ def test_depth_three_paths_add_rows_that_hold_for_sampled_trees(name, given):
         assert with_rows[1] == pytest.approx(without[1], rel=1e-7, abs=1e-7), tree
         checked += 1
     assert checked >= 5
+
+
+@pytest.mark.parametrize("name", ["gunluk", "binoct", "oct"])
+@pytest.mark.parametrize("target", [{"min_specificity": 0.6}, {"min_sensitivity": 0.8}])
+def test_under_a_target_the_rows_cut_off_no_tree_and_keep_the_optimum(name, target):
+    f = FORMULATIONS[name]
+    data = tiny(name, seed=4, n=10).reweighted(None)  # the DP's targets count rows as (15) does: unit weights
+    opts = f.make_options(2, None, dict(target))
+    problem = f.dp_bound_problem(data, 2, opts)
+    values = target_values(problem.data, problem.deep, problem.two_class)
+    plain, bounded = f.build(data, 2, opts), f.build(data, 2, opts)
+    add_dp_rows(bounded, f.view(bounded, data), values, "root", problem.penalty)
+    checked = 0
+    for tree in every_tree(problem, 2):
+        pairs = f.embed(bounded, data, tree)
+        if pairs is None:
+            continue
+        without = optimum_with_structure(plain, f.embed(plain, data, tree), STRUCTURE[name])
+        with_rows = optimum_with_structure(bounded, pairs, STRUCTURE[name])
+        assert with_rows[0] is without[0], tree
+        if without[0] is Status.OPTIMAL:
+            assert with_rows[1] == pytest.approx(without[1], rel=1e-7, abs=1e-7), tree
+            checked += 1
+    assert checked >= 5
+    bounded_result = odtmip.solve(data, name, max_depth=2, dp_bounds="root", **target)
+    plain_result = odtmip.solve(data, name, max_depth=2, **target)
+    assert bounded_result.status is plain_result.status is Status.OPTIMAL
+    assert bounded_result.objective == pytest.approx(plain_result.objective, abs=1e-9)
