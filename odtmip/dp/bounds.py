@@ -169,12 +169,16 @@ class _Values:
         return np.where(degenerate, below, depth_one[0] + depth_one[1] + self.penalty), below
 
 
+def _check_depth(depth) -> None:
+    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or not 1 <= depth <= MAX_DEPTH:
+        raise OptionError(f"the DP's split bounds are computed at depths 1 to {MAX_DEPTH}, got {depth!r}")
+
+
 def split_values(dataset: Dataset, depth: int, penalty: float = 0.0, min_leaf: int = 1, paths: bool = False,
                  time_limit: float | None = None) -> SplitValues:
     """V_depth of every binary column of ``dataset``, and with ``paths`` the values one level down (see the module
     docstring). ``depth`` lies in 1..:data:`MAX_DEPTH`; ``paths`` needs ``depth >= 2``."""
-    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or not 1 <= depth <= MAX_DEPTH:
-        raise OptionError(f"the DP's split bounds are computed at depths 1 to {MAX_DEPTH}, got {depth!r}")
+    _check_depth(depth)
     if paths and depth < 2:
         raise OptionError("the bounds one level down (paths) need a depth >= 2")
     t0 = time.perf_counter()
@@ -228,8 +232,7 @@ def target_values(dataset: Dataset, depth: int, two_class: dict, time_limit: flo
     values left are 0, a valid bound. No ``paths``."""
     from odtmip.dp.pareto import ParetoSolver, objective_of
 
-    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or not 1 <= depth <= MAX_DEPTH:
-        raise OptionError(f"the DP's split bounds are computed at depths 1 to {MAX_DEPTH}, got {depth!r}")
+    _check_depth(depth)
     t0 = time.perf_counter()
     deadline = math.inf if time_limit is None else t0 + time_limit
     positive = two_class.get("positive")

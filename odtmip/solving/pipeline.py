@@ -283,8 +283,8 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
 
     t = time.perf_counter()
     m = f.build(data, max_depth, opts)
+    view = f.view(m, data) if constraints or values is not None else None  # one view for both kinds of rows
     if constraints:
-        view = f.view(m, data)
         for c in constraints:
             c.rows(m, view, data)
         side = getattr(m, "side", None)  # the view's block (a Custom may add its rows elsewhere)
@@ -293,7 +293,7 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
         stats["constraint_variables"] = 0 if side is None else sum(
             len(var) for var in side.component_map(pyo.Var).values())
     if values is not None:
-        rows = add_dp_rows(m, f.view(m, data), values, dp_bounds, bound_problem.penalty)
+        rows = add_dp_rows(m, view, values, dp_bounds, bound_problem.penalty)
         stats.update(rows, **{key: bound_problem.in_model_units(rows[key]) for key in ROOT_BOUND_KEYS})
     stats["build_seconds"] = time.perf_counter() - t
     stats.update(f.stats(m, opts))
