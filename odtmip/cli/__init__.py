@@ -14,6 +14,7 @@ import atexit
 import logging
 import os
 import sys
+import threading
 import time
 import warnings
 
@@ -87,5 +88,8 @@ def run() -> None:
         sys.stderr.flush()
     except (BrokenPipeError, ValueError):  # a reader that left; stdout already replaced or closed
         pass
+    # the interpreter's own order at exit: threads first (joblib's worker processes are stopped by a hook that
+    # threading runs then; without it, multiprocessing's exit handler waits for them forever), then the handlers
+    threading._shutdown()
     atexit._run_exitfuncs()
     os._exit(code)

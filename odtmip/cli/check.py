@@ -27,6 +27,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     common.add_option(target, "--min-specificity", "min_specificity", "T")
     common.add_option(target, "--min-sensitivity", "min_sensitivity", "T")
     common.add_model_options(chk, constraints=False)
+    common.add_constraint_options(chk)
     chk.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     chk.add_argument("--log", action="store_true", help="stream the solvers' logs to stderr")
     common.add_verbosity(chk)
@@ -60,4 +61,7 @@ def run(args) -> int:
           f"{row['n_nonzeros']:,} nonzeros; LP bound {common.fmt(row['lp_bound'])}"
           + (f" ({row['lp_note']})" if row.get("lp_note") else "")
           + f", root bound {common.fmt(row['root_bound'])}, {row['nodes']} nodes")
+    if row["dp_bounds"] != "none":
+        print(f"DP bound rows ({row['dp_bounds']}): {row['dp_rows']:,} rows, values in "
+              f"{row['dp_bounds_seconds']:.2f} s; proved by: {row['proved_by'] or 'nothing yet'}")
     return 0 if report.verdict != "disagree" else 1

@@ -144,14 +144,109 @@ def add_model_options(p: argparse.ArgumentParser, constraints: bool = True) -> N
             add_option(g, flag, name, name.split("_")[-1].upper())
 
 
+def add_constraint_options(p: argparse.ArgumentParser) -> None:
+    """The side constraints (:mod:`odtmip.constraints`) as flags; :func:`constraint_options` reads them."""
+    g = p.add_argument_group("side constraints (MIP models; the dp takes --forbid and --min-leaf)")
+    g.add_argument("--max-features", type=int, metavar="K", help="the tree reads at most K distinct columns")
+    g.add_argument("--forbid", action="append", default=[], metavar="COL", help="no split on column COL (repeatable)")
+    g.add_argument("--require", action="append", default=[], metavar="COL[@root]",
+                   help="the tree splits on column COL somewhere (COL@root: at its root) (repeatable)")
+    for flag, kind in (("--parity", "statistical parity"), ("--equal-opportunity", "equal opportunity (true positive "
+                       "rates)"), ("--predictive-equality", "predictive equality (false positive rates)")):
+        g.add_argument(flag, action="append", default=[], metavar="COL:GAP",
+                       help=f"{kind}: the groups of column COL differ by at most GAP (0..1) (repeatable)")
+    g.add_argument("--feature-costs", metavar="FILE",
+                   help="a JSON object or a two-column CSV (column, cost) of the columns' costs, with --budget")
+    g.add_argument("--budget", type=float, metavar="B", help="the costs of the columns the tree reads add up to <= B")
+
+
+_FAIRNESS = {"parity": "StatisticalParity", "equal_opportunity": "EqualOpportunity",
+             "predictive_equality": "PredictiveEquality"}
+
+
+def constraint_options(args, solver: str) -> list:
+    """The side constraints the command line gives (:func:`add_constraint_options`; ``--min-leaf`` for a model without
+    a ``min_leaf`` option is ``MinLeafSize``), as :mod:`odtmip.constraints` objects; an OptionError for bad input."""
+    given = [getattr(args, name, None) for name in ("max_features", "forbid", "require", *_FAIRNESS, "feature_costs",
+                                                     "budget")]
+    min_leaf = getattr(args, "min_leaf", None) is not None and "min_leaf" not in _option_names(solver)
+    if not (min_leaf or any(value not in (None, []) for value in given)):
+        return []  # no import of the models (a dp fit loads nothing of the MIP stack)
+    from odtmip import constraints as sc
+
+    out = []
+    if getattr(args, "max_features", None) is not None:
+        out.append(sc.MaxFeatures(args.max_features))
+    out += [sc.Forbid(col) for col in getattr(args, "forbid", [])]
+    for text in getattr(args, "require", []):
+        column, at, where = text.rpartition("@") if "@" in text else (text, "", "anywhere")
+        if where not in ("root", "anywhere") or not column:
+            raise OptionError(f"--require {text}: expected COL or COL@root")
+        out.append(sc.Require(column, at=where))
+    for dest, name in _FAIRNESS.items():
+        for text in getattr(args, dest, []):
+            column, colon, gap = text.rpartition(":")
+            try:
+                value = float(gap)
+            except ValueError:
+                value = None
+            if not colon or not column or value is None or not 0 <= value <= 1:
+                raise OptionError(f"--{dest.replace('_', '-')} {text}: expected COL:GAP with GAP a number in [0, 1]")
+            out.append(getattr(sc, name)(column, value))
+    costs, budget = getattr(args, "feature_costs", None), getattr(args, "budget", None)
+    if (costs is None) != (budget is None):
+        raise OptionError("--feature-costs and --budget go together")
+    if costs is not None:
+        out.append(sc.FeatureCosts(read_costs(costs), budget))
+    if min_leaf:
+        out.append(sc.MinLeafSize(args.min_leaf))
+    return out
+
+
+def _option_names(solver: str) -> set[str]:
+    return {opt.name for opt in OPTIONS[solver]}
+
+
+def read_costs(path: str) -> dict:
+    """The costs file of ``--feature-costs``: a JSON object, or CSV lines ``column,cost`` (a header line allowed)."""
+    import csv
+    import json
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise OptionError(f"--feature-costs {path}: cannot read it ({exc.strerror or exc})") from None
+    if text.lstrip().startswith("{"):
+        try:
+            costs = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise OptionError(f"--feature-costs {path}: not a JSON object ({exc.msg}, line {exc.lineno})") from None
+    else:
+        rows = [row for row in csv.reader(text.splitlines()) if row and any(cell.strip() for cell in row)]
+        costs = {}
+        for k, row in enumerate(rows):
+            if len(row) != 2:
+                raise OptionError(f"--feature-costs {path}: line {k + 1} has {len(row)} fields, expected column,cost")
+            try:
+                costs[row[0].strip()] = float(row[1])
+            except ValueError:
+                if k:  # only the first line may be a header
+                    raise OptionError(f"--feature-costs {path}: line {k + 1}: {row[1]!r} is not a number") from None
+    if not isinstance(costs, dict) or not all(isinstance(v, (int, float)) for v in costs.values()):
+        raise OptionError(f"--feature-costs {path}: expected a column -> cost mapping of numbers")
+    return costs
+
+
 # Options given as Python objects only (odtmip.solve), and those the `check` command sets itself.
-_NO_FLAG = {"options", "highs", "warm_start", "min_specificity", "min_sensitivity"}
+_NO_FLAG = {"options", "highs", "warm_start", "min_specificity", "min_sensitivity", "constraints"}
 
 
 def solver_options(args, solver: str) -> dict:
     """The solver options given on the command line (and the default depth), checked for ``solver``; with
     ``--log`` a MIP solver also gets HiGHS settings that echo its log."""
     given = {name: value for name, value in vars(args).items() if name in _ALL_OPTIONS and name != "positive"}
+    if "min_leaf" in given and not {"min_leaf"} <= _option_names(solver) and "constraints" in _option_names(solver):
+        del given["min_leaf"]  # the side constraint MinLeafSize (constraint_options)
     if args.log and solver in MIP_SOLVERS:
         from odtmip.models import HighsOptions
 
@@ -193,8 +288,11 @@ def data_and_options(args, solver: str) -> tuple[Dataset, dict]:
     """The dataset the command names and the options it gives ``solver``, checked (``--positive`` as the solver
     takes it)."""
     options = solver_options(args, solver)
+    constraints = constraint_options(args, solver)
     data = load_dataset(args)
     options.update(positive_option(args, data, solver))
+    if constraints:
+        options["constraints"] = constraints
     return data, options
 
 

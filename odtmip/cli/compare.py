@@ -25,6 +25,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--warm-start", nargs="+", default=["dp"], choices=("dp", "cart", "none"),
                    help="warm starts, one run each (default: dp)")
     p.add_argument("--seeds", nargs="+", type=int, default=[None], metavar="N", help="HiGHS seeds, one run each")
+    p.add_argument("--dp-bounds", nargs="+", default=["none"], choices=("none", "root", "paths"),
+                   help="the DP's bound rows, one run each per variant (default: none)")
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="concurrent runs (-1: one per core)")
     p.add_argument("--backend", default="local", metavar="{local,dask,ray}", help="local (joblib), dask or ray")
     p.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler or Ray cluster address")
@@ -58,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         raise OptionError(f"--output {output.name}: write a .csv or .parquet file")
     store = args.store if args.store is not None else None if output is None else output.with_suffix(".jsonl")
     df = compare(args.data, solvers, args.depth, args.time_limit, warm_start=args.warm_start, seeds=args.seeds,
-                 store=store, jobs=args.jobs, backend=args.backend, scheduler=args.scheduler,
+                 dp_bounds=args.dp_bounds, store=store, jobs=args.jobs, backend=args.backend, scheduler=args.scheduler,
                  progress=not args.no_progress)
     if output is not None:
         save(df, output)

@@ -29,6 +29,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     common.add_option(fit, "--max-gap", "max_gap", "G")
     common.add_option(fit, "--threads", "threads", "N")
     common.add_model_options(fit)
+    common.add_constraint_options(fit)
     fit.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     fit.add_argument("--log", action="store_true", help="stream the solver's log to stderr")
     fit.add_argument("--save", metavar="FILE", type=common.output_file,
@@ -69,6 +70,11 @@ def run(args) -> int:
     print(f"solver: {record['solver']}{engine}  status: {record['status']}  time: {result.seconds:.3f} s"
           + (f" (of it {of_it})" if of_it else ""))
     print(f"optimal over: {record['split_space']}")
+    if result.stats.get("constraints"):
+        unchecked = result.stats.get("constraints_unchecked", [])
+        print(f"side constraints: {', '.join(result.stats['constraints'])}"
+              + ("" if result.tree is None else " (the tree meets every one" + (
+                  f"; not re-checked: {', '.join(unchecked)})" if unchecked else ")")))
     if result.tree is not None:
         print(f"training accuracy: {record['accuracy']:.4f}  "
               f"misclassifications: {record['misclassifications']:g} of {data.n_samples}  "
@@ -78,4 +84,8 @@ def run(args) -> int:
         if "metric_value" in result.stats and result.stats["metric"] != "f1":
             line += f"  {result.stats['metric']}: {result.stats['metric_value']:.4f}"
         print(line)
+    if "dp_bounds" in result.stats:
+        print(f"DP bound rows ({result.stats['dp_bounds']}): {result.stats['dp_rows']:,}, values in "
+              f"{result.stats['dp_bounds_seconds']:.2f} s; LP bound {common.fmt(result.stats.get('lp_relaxation'))}; "
+              f"proved by: {result.stats.get('proved_by') or 'nothing yet'}")
     return 0

@@ -34,10 +34,11 @@ from numbers import Integral, Real
 
 from odtmip.core.exceptions import OptionError
 
-__all__ = ["BINOCT_OPTIONS", "CLASS_WEIGHT", "CONTREE_OPTIONS", "DP_OPTIONS", "GUNLUK_OPTIONS", "MEMORY_LIMIT",
-           "MIN_LEAF", "OCT_H_OPTIONS", "OCT_OPTIONS", "OPTIONS", "REQUIRED", "TARGET_OPTIONS", "TIME_LIMIT", "Boolean",
-           "Choices", "Instance", "Interval", "Option", "check_time_limit", "defaults", "memory_text", "mip_options",
-           "options_of", "physical_memory_gib", "validate", "THREADS", "check_threads"]
+__all__ = ["BINOCT_OPTIONS", "CLASS_WEIGHT", "CONSTRAINTS", "CONTREE_OPTIONS", "DP_OPTIONS", "GUNLUK_OPTIONS",
+           "MEMORY_LIMIT", "MIN_LEAF", "OCT_H_OPTIONS", "OCT_OPTIONS", "OPTIONS", "REQUIRED", "TARGET_OPTIONS",
+           "THREADS", "TIME_LIMIT", "Boolean", "Choices", "Instance", "Interval", "Option", "check_threads",
+           "check_time_limit", "defaults", "memory_text", "mip_options", "options_of", "physical_memory_gib",
+           "validate"]
 
 
 # ============================================================================================ constraints
@@ -250,9 +251,17 @@ MEMORY = Option("memory_limit", (Interval(float, 0, None, "neither"),), MEMORY_L
                 "memory")
 
 
-def mip_options(options_class: str, warm_starts: tuple[str, ...]) -> tuple[Option, ...]:
+CONSTRAINTS = Option("constraints", (Instance("builtins:list"), Instance("builtins:tuple")), None,
+                     "no side constraints",
+                     "side constraints (odtmip.constraints: fairness, feature budgets, forced and forbidden splits, "
+                     "leaf sizes, rows of your own); the DP solvers take those they express exactly")
+
+
+def mip_options(options_class: str, warm_starts: tuple[str, ...], dp_bounds: bool = True) -> tuple[Option, ...]:
     """The options every MIP formulation takes (the pipeline's, :func:`odtmip.solving.pipeline.solve_mip`): time limit,
-    warm start, its options object, HiGHS settings, LP bound, feeding the DP's other trees, the memory guard."""
+    warm start, its options object, HiGHS settings, LP bound, feeding the DP's other trees, the memory guard, and
+    (``dp_bounds``) the DP's bound rows."""
+    bounds = ("none", "root", "paths") if dp_bounds else ("none",)
     return (
         TIME_LIMIT,
         Option("warm_start", (Choices(warm_starts), Instance("odtmip.core.tree:Tree")), "dp",
@@ -267,6 +276,12 @@ def mip_options(options_class: str, warm_starts: tuple[str, ...]) -> tuple[Optio
                "also solve the LP relaxation and report it in stats['lp_relaxation']"),
         Option("feed_dp", (Boolean(),), False, None, "hand HiGHS the other DP start trees during the search"),
         MEMORY,
+        CONSTRAINTS,
+        Option("dp_bounds", (Choices(bounds),), "none", None,
+               "rows from the DP's values below each split: the loss is at least the value of the root's choice "
+               "('root'), and of each pair of the root's and a child's choices ('paths'); then the LP may prove the "
+               "start optimal" if dp_bounds else
+               "'none' only: hyperplane splits have no axis-aligned DP bound"),
     )
 
 
@@ -301,6 +316,7 @@ DP_OPTIONS: tuple[Option, ...] = (
            "the positive class: a label of the data"),
     Option("pareto_options", (Instance("odtmip.dp.pareto:ParetoOptions"),), None, "the default ParetoOptions()",
            "front-search technique switches (none changes the front)"),
+    CONSTRAINTS,
 )
 
 #: The options of ConTree (``odtmip.dp.solve_contree``).
@@ -317,6 +333,7 @@ CONTREE_OPTIONS: tuple[Option, ...] = (
     THREADS,
     Option("options", (Instance("odtmip.dp.contree:ContreeOptions"),), None, "the default ContreeOptions()",
            "search technique switches (none changes the optimum)"),
+    CONSTRAINTS,
 )
 
 
@@ -387,8 +404,7 @@ BINOCT_OPTIONS: tuple[Option, ...] = (
     *TARGET_OPTIONS,
 )
 
-_OCT_COMMON = (
-    *mip_options("odtmip.models.oct:OCTOptions", ("dp", "cart", "none")),
+_OCT_SHARED = (
     Option("alpha", (Interval(float, 0),), 0.0, None,
            "complexity alpha: objective = errors / L_hat + alpha x splits (OCT-H: x features used)"),
     Option("min_leaf", MIN_LEAF.allowed, 1, None, "N_min: rows (unweighted) every non-empty leaf must hold"),
@@ -404,7 +420,8 @@ _OCT_COMMON = (
 #: The options of OCT (``odtmip.models.oct``).
 OCT_OPTIONS: tuple[Option, ...] = (
     Option("max_depth", (Interval(int, 0, 12),), REQUIRED, None, "D: depth of the complete tree"),
-    *_OCT_COMMON,
+    *mip_options("odtmip.models.oct:OCTOptions", ("dp", "cart", "none")),
+    *_OCT_SHARED,
     Option("scaling", (Choices(("rank", "minmax")),), None, "'rank'",
            "feature scaling: ranks, or min-max (an affine map)"),
     Option("hyperplanes", (Boolean(),), False, None, "OCT-H: hyperplane splits (the solver oct-h)"),
@@ -412,7 +429,8 @@ OCT_OPTIONS: tuple[Option, ...] = (
 #: The options of OCT-H (``odtmip.models.oct`` with hyperplane splits).
 OCT_H_OPTIONS: tuple[Option, ...] = (
     Option("max_depth", (Interval(int, 0, 12),), REQUIRED, None, "D: depth of the complete tree"),
-    *_OCT_COMMON,
+    *mip_options("odtmip.models.oct:OCTOptions", ("dp", "cart", "none"), dp_bounds=False),
+    *_OCT_SHARED,
     Option("scaling", (Choices(("minmax",)),), None, "'minmax'",
            "feature scaling: min-max (a hyperplane in ranks is no hyperplane in the data)"),
 )

@@ -49,6 +49,7 @@ from odtmip.dp.common import (
     encode_columns,
     equivalent_minority,
     internal_spec,
+    one_blas_thread,
     reported,
     routed_objective,
     tie_tolerance,
@@ -97,6 +98,33 @@ def suits(dataset: Dataset, max_depth: int | None, memory_limit: float | None = 
             and (memory_limit is None or gib <= memory_limit))
 
 
+def leaf_costs(v: np.ndarray, n_classes: int, min_leaf: int) -> tuple[np.ndarray, np.ndarray]:
+    """Leaf cost and label of count vectors ``v`` (..., K+1: the class weights, then the row count): the weight
+    minus the largest class weight (0 for no rows, inf for fewer than ``min_leaf`` rows) and the class of largest
+    weight, ties to the lowest index."""
+    weights, rows = v[..., :n_classes], v[..., n_classes]
+    label = weights.argmax(axis=-1)
+    cost = weights.sum(axis=-1) - np.take_along_axis(weights, label[..., None], axis=-1)[..., 0]
+    cost = np.where(rows < min_leaf, math.inf, cost)
+    return np.where(rows == 0, 0.0, cost), label
+
+
+def cell_costs(X: np.ndarray, Y: np.ndarray, n_classes: int, min_leaf: int, labels: bool = False):
+    """The leaves of every split and pair of splits of the rows ``X`` (0/1 columns, float) with count vectors ``Y``
+    (class weights, then 1), by the products of the module docstring: ``side_cost[a, i]``, the leaf of side a of
+    split i (0 absent, 1 present), and ``cost[2a + b, i, j]``, the leaf of side a of split i and side b of split j;
+    with ``labels`` each as a (cost, label) pair."""
+    n, m = X.shape
+    total = Y.sum(axis=0)  # F
+    present = X.T @ Y  # F(i): (m, K+1)
+    absent = total - present
+    pair = (X.T @ (X[:, :, None] * Y[:, None, :]).reshape(n, -1)).reshape(m, m, -1)  # F(i, j)
+    cells = leaf_costs(np.stack([absent[:, None] - present[None, :] + pair, present[None, :] - pair,
+                                 present[:, None] - pair, pair]), n_classes, min_leaf)
+    sides = leaf_costs(np.stack([absent, present]), n_classes, min_leaf)
+    return (sides, cells) if labels else (sides[0], cells[0])
+
+
 class _Stopped(Exception):
     """The deadline passed inside the recursion."""
 
@@ -122,18 +150,9 @@ class _Search:
         self.incumbent = None  # best root tree finished so far: (cost, nodes, spec)
 
     # ---------------------------------------------------------------- leaves
-    def leaves(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Leaf cost and label of count vectors ``v`` (..., K+1): the weight minus the largest class weight (0 for no
-        rows, inf for fewer than ``min_leaf`` rows) and the class of largest weight, ties to the lowest index."""
-        weights, rows = v[..., : self.K], v[..., self.K]
-        label = weights.argmax(axis=-1)
-        cost = weights.sum(axis=-1) - np.take_along_axis(weights, label[..., None], axis=-1)[..., 0]
-        cost = np.where(rows < self.min_leaf, math.inf, cost)
-        return np.where(rows == 0, 0.0, cost), label
-
     def leaf(self, rows: np.ndarray) -> tuple:
         """The leaf of ``rows`` as a value (cost, 0, class index), or (inf, 0, None)."""
-        cost, label = self.leaves(self.Y[rows].sum(axis=0))
+        cost, label = leaf_costs(self.Y[rows].sum(axis=0), self.K, self.min_leaf)
         return (float(cost), 0, int(label) if math.isfinite(cost) else None)
 
     def better(self, a: tuple, b: tuple) -> bool:
@@ -153,18 +172,11 @@ class _Search:
         self.depth_two_calls += 1
         root = self.leaf(rows)
         Xd, Yd = self.X[rows].astype(np.float64), self.Y[rows]
-        n, m = Xd.shape
+        m = Xd.shape[1]
         if m == 0:
             return dict.fromkeys(((1, 0), (1, 1), (2, 0), (2, 1), (2, 2), (2, 3)), root)
         pen, tol = self.penalty, self.tol
-        total = Yd.sum(axis=0)  # F
-        present = Xd.T @ Yd  # F(i): (m, K+1)
-        absent = total - present
-        pair = (Xd.T @ (Xd[:, :, None] * Yd[:, None, :]).reshape(n, -1)).reshape(m, m, -1)  # F(i, j)
-        # cell (a, b): side a of root split i, side b of split j (0 absent, 1 present), at index 2a + b
-        cost, label = self.leaves(np.stack([absent[:, None] - present[None, :] + pair, present[None, :] - pair,
-                                            present[:, None] - pair, pair]))
-        side_cost, side_label = self.leaves(np.stack([absent, present]))  # (2, m): side a of root split i
+        (side_cost, side_label), (cost, label) = cell_costs(Xd, Yd, self.K, self.min_leaf, labels=True)
         # the best tree of <= 1 branch node below each side of each root split i: a leaf, or a split on j != i
         split = cost[0::2] + cost[1::2] + pen  # (2, m, m)
         split[:, np.arange(m), np.arange(m)] = math.inf
@@ -278,24 +290,25 @@ def solve_pairwise(dataset: Dataset, max_depth: int = 3, max_nodes: int | None =
 
     n_nodes = (1 << max_depth) - 1 if max_nodes is None else min(max_nodes, (1 << max_depth) - 1)
     rows = np.arange(len(y))
-    try:
-        if max_depth >= 3:  # the greedy tree: the first incumbent, and the answer if the deadline comes first
+    with one_blas_thread():  # the products are small: BLAS threads only wait for each other
+        try:
+            if max_depth >= 3:  # the greedy tree: the first incumbent, and the answer if the deadline comes first
 
-            def terminal(r: np.ndarray, depth: int):
-                try:
-                    cost, nodes, spec = search.solve(np.asarray(r, dtype=np.int64), depth, (1 << depth) - 1)
-                except _Stopped:
-                    return None  # past the deadline: CART's split (odtmip.dp.anytime)
-                return (spec, cost, nodes) if spec is not None else None
+                def terminal(r: np.ndarray, depth: int):
+                    try:
+                        cost, nodes, spec = search.solve(np.asarray(r, dtype=np.int64), depth, (1 << depth) - 1)
+                    except _Stopped:
+                        return None  # past the deadline: CART's split (odtmip.dp.anytime)
+                    return (spec, cost, nodes) if spec is not None else None
 
-            g = greedy_tree(enc.X, y, w, K, max_depth, min_leaf, penalty, tol, terminal)
-            if 0 < g.nodes <= n_nodes:
-                search.incumbent = (g.cost, g.nodes, g.spec)
-                stats["greedy_objective"] = reported(g.cost, penalty, leaf_penalty, total)
-        best = search.solve(rows, max_depth, n_nodes, is_root=True)
-    except _Stopped:
-        root = search.leaf(rows)
-        best = search.incumbent if search.incumbent is not None and search.better(search.incumbent, root) else root
-        equivalent = float(w[equivalent_minority(enc.X, y, w, K)].sum())
-        return result(Status.TIME_LIMIT, best, equivalent)
-    return result(Status.OPTIMAL, best, best[0])
+                g = greedy_tree(enc.X, y, w, K, max_depth, min_leaf, penalty, tol, terminal)
+                if 0 < g.nodes <= n_nodes:
+                    search.incumbent = (g.cost, g.nodes, g.spec)
+                    stats["greedy_objective"] = reported(g.cost, penalty, leaf_penalty, total)
+            best = search.solve(rows, max_depth, n_nodes, is_root=True)
+        except _Stopped:
+            root = search.leaf(rows)
+            best = search.incumbent if search.incumbent is not None and search.better(search.incumbent, root) else root
+            equivalent = float(w[equivalent_minority(enc.X, y, w, K)].sum())
+            return result(Status.TIME_LIMIT, best, equivalent)
+        return result(Status.OPTIMAL, best, best[0])

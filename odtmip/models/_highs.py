@@ -729,7 +729,8 @@ def _receive(stream, inbox: queue.SimpleQueue) -> None:
     inbox.put(("eof",))
 
 
-def lp_relaxation(model, options: HighsOptions = HighsOptions()) -> float | None:  # noqa: B008
+def lp_relaxation(model, options: HighsOptions = HighsOptions(),  # noqa: B008
+                  statistics: dict | None = None) -> float | None:
     """Optimal value of the LP relaxation (integrality dropped), in the model's own sense.
 
     The Pyomo model is not modified: integrality is dropped only in the copy handed to HiGHS.
@@ -740,7 +741,9 @@ def lp_relaxation(model, options: HighsOptions = HighsOptions()) -> float | None
         A linear model with at most one active objective.
     options : HighsOptions, default=HighsOptions()
         ``lp_solver`` sets HiGHS ``solver`` (``"ipm"`` is much faster on large tree models);
-        ``mip_rel_gap`` is ignored.
+        ``mip_rel_gap`` is ignored; ``time_limit`` covers the call (compiling the model, handing it over, the run).
+    statistics : dict, optional
+        Filled with :func:`model_statistics` of the model (from the same compilation).
 
     Returns
     -------
@@ -755,13 +758,18 @@ def lp_relaxation(model, options: HighsOptions = HighsOptions()) -> float | None
         HiGHS failed.
     """
     hs = _highspy()
+    t0 = time.perf_counter()
     comp = compile_model(model)
+    if statistics is not None:
+        statistics.update(comp.statistics)
     infeasible = -math.inf if comp.maximize else math.inf
     if comp.infeasible_reason is not None:
         return infeasible
     recorder = _Recorder(echo=options.log)
     h = _new_highs(hs, options, mip=False, recorder=recorder)
     pass_model(hs, h, comp, integer=False)
+    if options.time_limit is not None:  # the limit covers the call: compiling and handing over the model count
+        h.setOptionValue("time_limit", max(options.time_limit - (time.perf_counter() - t0), 1e-3))
     _run(hs, h, recorder)
     M = hs.HighsModelStatus
     ms = h.getModelStatus()

@@ -58,7 +58,14 @@ root pass-through                 ``s``, ``feature_or_pass_through``, ``pass_thr
 surplus-bit symmetry fix          ``unused_bits_off``
 class weight / rate target        objective FN + C FP, or ``missed`` with ``specificity_target`` /
                                   ``sensitivity_target`` over Σ_l e[l, k] (:mod:`odtmip.models.rates`)
+side constraints                  the root pass-through s (the single leaf is a tree of the model); the
+                                  rows of :mod:`odtmip.models.constraints` in ``m.side`` over l, p and f
 ================================  ====================================================================
+
+Under side constraints the model has the root pass-through whatever λ (one column, one row; MEASURED on monk1 at
+depth 2: 492 rows, 1 789 columns, 29 490 nonzeros become 493 / 1 790 / 30 789); a leaf's predicted weight is a
+McCormick product of p[l, k] and Σ_r w_r l[r, l] (:meth:`odtmip.models.view.TreeView.leaf_predicted`): a parity
+row pair adds 84 rows, 35 columns and 20 939 nonzeros there.
 
 ``one_leaf_per_row`` and the three split-row families are :class:`~odtmip.models.rows.LinearRows` (rows kept
 as arrays, expressions made when looked at): the split rows hold up to N x (leaves) terms each, 3.2 M nonzeros
@@ -118,7 +125,7 @@ References
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pyomo.environ as pyo
@@ -131,6 +138,7 @@ from odtmip.core.tree import Split, Tree, branch, leaf
 from odtmip.models import rates
 from odtmip.models.formulation import DPProblem, Formulation, merge_options
 from odtmip.models.rows import LinearRows, linear_sum, var_members
+from odtmip.models.view import Choice, TreeView
 
 THRESHOLD_MODES = ("all", "boundary")
 BIT_MODES = ("trie", "reference")
@@ -923,6 +931,40 @@ def _dp_problem(data: Dataset, max_depth: int, options: BinOCTOptions) -> DPProb
                      scale=weight)
 
 
+def dp_bound_problem(data: Dataset, max_depth: int, options: BinOCTOptions) -> DPProblem:
+    """The DP problem whose values below each split bound the model's loss (``dp_bounds``,
+    :mod:`odtmip.models.view`): :func:`dp_equivalent`'s columns (one per feature and threshold), penalty lambda W."""
+    derived, penalty = dp_equivalent(data, options)
+    view, two_class = rates.bound_view(data, derived, options)
+    if two_class:  # the loss is the missed weight under the target, as the DP's
+        return DPProblem(view, max_depth, max_depth, two_class=two_class)
+    weight = float(data.weights.sum())
+    return DPProblem(view, max_depth, max_depth, penalty=penalty, offset=options.leaf_penalty * weight, scale=weight)
+
+
+def tree_view(m, data: Dataset) -> TreeView:
+    """Every node's choices (f[n, f]: feature f at any of its thresholds, rows <= the threshold left; the raw column
+    of f; the pass-through s at the root: one leaf), the leaves with their classes p[l, k] and rows l[r, l], and the
+    loss W x (27) - lambda W in the DP's units (:func:`dp_objective_to_loss`; a tree whose leaves are all non-empty
+    costs its DP objective)."""
+    bd: BinOCTData = m.bdata
+    ends = np.cumsum([1 if f.level_split is not None else f.n_thresholds for f in bd.features])
+    columns = [np.arange(end - size, end) for end, size in zip(ends, np.diff(ends, prepend=0), strict=True)]
+
+    def choices(n: int) -> list[Choice]:
+        out = [Choice(m.f[n, f], columns[f], features=(feat.column,)) for f, feat in enumerate(bd.features)]
+        return out + [Choice(m.s, leaf=True)] if bd.pass_through and n == 1 else out
+
+    weight = float(bd.weights.sum())
+    loss = (weight * m.misclassification_and_leaves.expr - m.options.leaf_penalty * weight  # DPProblem.in_dp_units
+            if hasattr(m, "misclassification_and_leaves") else m.missed.expr)  # a target: the missed weight
+    return TreeView(1, (2, 3) if bd.depth > 1 else (), {n: choices(n) for n in bd.nodes}, loss, model=m,
+                    nodes=tuple(bd.nodes), leaves=tuple(range(bd.n_leaves)),
+                    below={n: (tuple(bd.leaves_below(2 * n)), tuple(bd.leaves_below(2 * n + 1))) for n in bd.nodes},
+                    reach={lf: [m.l[r, lf] for r in range(bd.n_rows)] for lf in range(bd.n_leaves)},
+                    label=lambda lf, k: m.p[lf, k], y=bd.y, weights=bd.weights, n_classes=bd.n_classes)
+
+
 def _make_options(max_depth, options, values) -> BinOCTOptions:
     if max_depth is None:
         raise OptionError("binoct needs a depth (max_depth): the depth K of the complete tree")
@@ -951,4 +993,7 @@ FORMULATION = Formulation(
     reads_numbers=True,
     stats=_stats,
     size=model_size,
+    dp_bound_problem=dp_bound_problem,
+    view=tree_view,
+    constrained=lambda options: replace(options, root_pass_through=True),
 )

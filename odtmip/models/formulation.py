@@ -12,7 +12,8 @@ Adding a formulation
 --------------------
 1. Write ``odtmip/models/<name>.py`` after ``gunluk.py``: module docstring with references and an equation ->
    component table; an options dataclass; ``build_model`` and ``model_size`` (its size, counted without building
-   it); ``decode_tree``; ``warm_start_values``; ``loss``; ``dp_equivalent`` (or none); and at the end its
+   it); ``decode_tree``; ``warm_start_values``; ``loss``; ``dp_equivalent`` (or none); ``dp_bound_problem`` and
+   ``tree_view`` for the DP's bound rows (or none, :mod:`odtmip.models.view`); and at the end its
    ``FORMULATION = Formulation(...)``.
 2. Declare its options in :mod:`odtmip.core.options` (a tuple of :class:`~odtmip.core.options.Option` and an entry of
    ``OPTIONS``), name it in ``SOLVERS`` (:mod:`odtmip.solving.solvers`: a summary, whether ``odtmip check``
@@ -80,6 +81,10 @@ class DPProblem:
     def in_model_units(self, dp_objective: float | None) -> float | None:
         return None if dp_objective is None else (dp_objective + self.offset) / self.scale
 
+    def in_dp_units(self, loss: float) -> float:
+        """The inverse of :meth:`in_model_units`: a model's loss in the DP's objective units."""
+        return loss * self.scale - self.offset
+
 
 
 # Peak resident memory of one solve per nonzero, row and column of the model as handed to HiGHS: the Pyomo model
@@ -113,6 +118,10 @@ def _no_shortcut(data: Dataset, options) -> None:
 
 def _no_loss(options) -> float:
     return 0.0
+
+
+def _same(options):
+    return options
 
 
 @dataclass(frozen=True)
@@ -166,6 +175,19 @@ class Formulation:
     shortcut : callable
         ``(data, options) -> (Tree, objective, note) or None``: an answer without a model, when the model is
         undefined on the data (OCT's L_hat = 0).
+    dp_bound_problem : callable or None
+        ``(data, max_depth, options) -> DPProblem`` over binary columns whose trees are the model's trees with the same
+        loss (``exact``): the DP's values below each of its splits bound the model's loss (``dp_bounds``,
+        :mod:`odtmip.models.view`); raises OptionError when the options leave none. None: the formulation takes no
+        DP bounds (OCT-H: hyperplane splits).
+    view : callable or None
+        ``(m, data) -> TreeView``: every branch node's choices (the root's and its children's each with its columns
+        of ``dp_bound_problem``'s data), the leaves, the rows reaching them and their classes, and the model's loss
+        in the DP's units: the vocabulary of the DP's bound rows and of the side constraints
+        (:mod:`odtmip.models.constraints`). None: the formulation takes no side constraints.
+    constrained : callable
+        ``(options) -> options``: the options a model with side constraints is built with (e.g. Günlük keeps every
+        routing variable and drops Proposition 3's relaxation, which only the plain model allows); default: the same.
     fixed : dict
         Options this entry always sets (``oct-h`` is OCT with ``hyperplanes=True``).
     reads_numbers : bool
@@ -190,6 +212,9 @@ class Formulation:
     highs: Callable[..., Any] | None = None
     loss_floor: Callable[..., float] = _no_loss
     shortcut: Callable[..., Any] = _no_shortcut
+    dp_bound_problem: Callable[..., DPProblem] | None = None
+    view: Callable[..., Any] | None = None
+    constrained: Callable[..., Any] = _same
     fixed: dict = field(default_factory=dict)
     reads_numbers: bool = False
 

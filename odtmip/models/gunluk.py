@@ -22,7 +22,16 @@ Equations -> components
 §4.5 max.card          ``w_card``, ``card_small``, ``card_large``
 (15) corrected, (16)   ``specificity_target`` / ``sensitivity_target``, objective ``true_positives``
                        / ``true_negatives``
+side constraints       (14) and Prop. 3 off (every c[i, b], with (7)): c is "sample i reaches leaf b"
+                       for the :class:`~odtmip.models.view.TreeView`; the constraints' rows in ``m.side``
 =====================  ==================================================================
+
+Side constraints (:mod:`odtmip.models.constraints`) read the routing of every sample, which (14) deletes for
+the incorrect (sample, leaf) pairs; the model is then built with ``delete_variables=False`` and ``relax=False``
+(Proposition 3 is proved for (8) alone). MEASURED on monk1 (432 rows, 6 groups), balanced depth 2: 1 788 rows,
+933 columns, 12 228 nonzeros become 3 084, 1 797 and 20 868 (depth 3: 4 464 / 1 889 / 31 420 become 6 624 /
+3 617 / 50 428); a parity row pair on a1 adds 24 rows, 15 columns and 10 401 nonzeros, MaxFeatures(2) 34 rows,
+21 columns and 6 999 nonzeros (``m.side``: sums over the c's of each leaf).
 
 The per-sample families (5)-(7), (11)-(12) are :class:`~odtmip.models.rows.LinearRows`: their rows are kept
 as arrays and become expressions when looked at, so ``m.left_branch[i, k]`` prints and behaves like any other
@@ -70,6 +79,7 @@ from odtmip.models._highs import paused_gc
 from odtmip.models.formulation import DPProblem, Formulation, merge_options
 from odtmip.models.rows import LinearRows, linear_sum, var_members
 from odtmip.models.topology import Topology
+from odtmip.models.view import Choice, TreeView
 
 
 @dataclass(frozen=True)
@@ -228,18 +238,20 @@ def cart_selected_groups(data: Dataset, random_state: int = 0) -> set[int]:
 
 
 def equivalent_columns(data: Dataset, gd: GunlukData, options: GunlukOptions,
-                       max_levels: int = 10) -> tuple[list[BinaryColumn], bool]:
+                       max_levels: int = 10) -> tuple[list[BinaryColumn], bool, list[int]]:
     """Binary columns over which a depth-limited tree search sees the same splits as the model.
 
-    Returns ``(columns, exact)``. A 0/1 group gives its column; an ordinal group the thresholds between
-    consecutive buckets (both orientations are the same split with children swapped); a categorical group one
-    column per subset up to complement (with max.card: the subsets of at most max.card levels). A categorical
-    group with more than ``max_levels`` levels gets its one-hot columns only, and ``exact`` is then False: the
-    search sees a subset of the model's splits (still a valid warm start).
+    Returns ``(columns, exact, owners)``, ``owners[j]`` the model's group of column j. A 0/1 group gives its
+    column; an ordinal group the thresholds between consecutive buckets (both orientations are the same split with
+    children swapped); a categorical group one column per subset up to complement (with max.card: the subsets of at
+    most max.card levels). A categorical group with more than ``max_levels`` levels gets its one-hot columns only,
+    and ``exact`` is then False: the search sees a subset of the model's splits (still a valid warm start).
     """
     columns: list[BinaryColumn] = []
+    owners: list[int] = []
     exact = True
-    for group in gd.groups:
+    for g, group in enumerate(gd.groups):
+        owners.extend([g - 1] * (len(columns) - len(owners)))  # the columns of the group before
         source = data.groups[group.source_group]
         if group.kind == "binary":
             j = gd.columns[group.columns[0]].source
@@ -260,7 +272,8 @@ def equivalent_columns(data: Dataset, gd: GunlukData, options: GunlukOptions,
             split, _ = data.encoder.group_split(group.source_group, subset)
             name = " | ".join(data.columns[j].name for j in subset)
             columns.append(BinaryColumn(name, split, group.source_group))
-    return columns, exact
+    owners.extend([len(gd.groups) - 1] * (len(columns) - len(owners)))
+    return columns, exact, owners
 
 
 # ------------------------------------------------------------------------------------------- model
@@ -767,7 +780,7 @@ def _dp_data(data: Dataset, options: GunlukOptions) -> tuple[Dataset, int, int, 
     sample weights; the shallowest and deepest leaf's depth; whether the columns are all of the model's splits)."""
     gd = prepare(data, options)
     topo = Topology.parse(options.topology)
-    columns, exact = equivalent_columns(data, gd, options)
+    columns, exact, _ = equivalent_columns(data, gd, options)
     weights = np.where(data.y != options.positive, options.class_weight, 1.0) * data.weights
     depths = [len(lt) + len(rt) for lt, rt in topo.paths.values()]
     return data.derive(columns).reweighted(weights), min(depths), max(depths), exact
@@ -834,6 +847,46 @@ def dp_equivalent(data: Dataset, options: GunlukOptions) -> tuple[Dataset, int, 
     return _dp_data(data, options)
 
 
+def dp_bound_problem(data: Dataset, options: GunlukOptions) -> DPProblem:
+    """The DP problem whose values below each split bound the model's loss (``dp_bounds``,
+    :mod:`odtmip.models.view`): :func:`dp_equivalent`, whose trees are the model's trees (labels aside) with the
+    same loss (with a target: :func:`_target_problem`, unit weights). An OptionError when its columns are not all of
+    the model's splits."""
+    problem = _target_problem(data, options) if options.constrained else DPProblem(*dp_equivalent(data, options))
+    if not problem.exact:
+        raise OptionError("dp_bounds: a categorical group has more than 10 levels, so the DP sees only its one-level "
+                          "splits and its values bound nothing; use dp_bounds='none', or max_card")
+    return problem
+
+
+def tree_view(m, data: Dataset) -> TreeView:
+    """Every node's choices (v[g, k]: group g, any subset of it, trivial or complemented; the raw column of g), the
+    leaves with their fixed classes (even leaves positive) and the rows reaching them (c[i, b], when (14) kept
+    every pair), and the loss (offset - (8a)) in the DP's units (:mod:`odtmip.models.view`)."""
+    gd, topo, options = m.gdata, m.topology, m.options
+    owners = np.asarray(equivalent_columns(data, gd, options)[2], dtype=np.int64)
+    root = topo.nodes[0]
+    children = tuple(idx for kind, idx in topo.children[root] if kind == "node")
+    raw = [data.groups[group.source_group].column for group in gd.groups]
+    choices = {k: [Choice(m.v[g, k], np.flatnonzero(owners == g), trivial=True, sides=((0, 1), (0, 1)),
+                          features=(raw[g],)) for g in m.GROUPS] for k in topo.nodes}
+    below = {k: ([], []) for k in topo.nodes}
+    for b, path in topo.paths.items():
+        for side in (0, 1):
+            for k in path[side]:
+                below[k][side].append(b)
+    reach = {} if options.delete_variables else {b: [m.c[i, b] for i in range(gd.n_samples)] for b in topo.leaves}
+
+    def label(b, k):
+        return 1.0 if (k == options.positive) == (b % 2 == 0) else 0.0
+
+    objective = next(m.component_data_objects(pyo.Objective, active=True))  # (8a), or (16) with a target
+    loss = loss_offset(m) - objective.expr
+    return TreeView(root, children, choices, loss, model=m, nodes=tuple(topo.nodes), leaves=tuple(topo.leaves),
+                    below={k: (tuple(lt), tuple(rt)) for k, (lt, rt) in below.items()}, reach=reach, label=label,
+                    y=np.asarray(data.y), weights=np.asarray(data.weights, dtype=float), n_classes=2)
+
+
 # ------------------------------------------------------------------------------------------- registry
 
 
@@ -864,4 +917,7 @@ FORMULATION = Formulation(
     accepts=meets_target,
     stats=_stats,
     size=lambda data, max_depth, options: model_size(data, options),
+    dp_bound_problem=lambda data, max_depth, options: dp_bound_problem(data, options),
+    view=tree_view,
+    constrained=lambda options: replace(options, relax=False, delete_variables=False),
 )

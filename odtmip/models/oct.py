@@ -47,6 +47,9 @@ OCT-H                      ``a_hat_upper_a``, ``a_hat_lower_a``, ``l1_norm_if_sp
                            ``left_branch_margin``, ``right_branch_hyperplane``
 class weight, rate target  ``e_class``, ``class_errors``; objective (FN + C FP) / L_hat, or ``missed`` with
                            ``specificity_target`` / ``sensitivity_target`` (:mod:`odtmip.models.rates`)
+side constraints           (21) ``error_upper`` deactivated once a constraint reads the leaves' classes (a fair
+                           tree may label a leaf against its majority); rows in ``m.side`` over z, c, a (OCT-H:
+                           s) and d (:mod:`odtmip.models.constraints`)
 =========================  ===========================================================================
 
 The per-point families are :class:`~odtmip.models.rows.LinearRows` (rows kept as arrays, expressions made
@@ -127,6 +130,7 @@ from odtmip.models import rates
 from odtmip.models._highs import HighsOptions
 from odtmip.models.formulation import DPProblem, Formulation, merge_options
 from odtmip.models.rows import LinearRows, linear_sum, var_members
+from odtmip.models.view import Choice, TreeView
 
 #: From this many training rows :func:`solve_oct` asks HiGHS for IPM on LPs unless ``highs.lp_solver`` is set
 #: (the root LP of these models takes seconds with dual simplex at N = 500, see ``pyomo_highs.md``).
@@ -816,6 +820,7 @@ class _Embedding:
     b: dict = field(default_factory=dict)  # t -> value
     leaf_of: np.ndarray | None = None  # heap leaf of each training row
     label: dict = field(default_factory=dict)  # non-empty heap leaf -> class
+    free_labels: bool = False  # the model lets a leaf predict any class (no (21)): keep the tree's labels
 
 
 def warm_start_values(m, data: Dataset, tree: Tree) -> list | None:
@@ -831,7 +836,8 @@ def warm_start_values(m, data: Dataset, tree: Tree) -> list | None:
     """
     od, heap, options = m.odata, m.heap, m.options
     cols = raw_columns(data.X)
-    emb = _Embedding(leaf_of=np.zeros(od.n_samples, dtype=np.int64))
+    emb = _Embedding(leaf_of=np.zeros(od.n_samples, dtype=np.int64),
+                     free_labels=rates.active(options) or getattr(m, "labels_free", False))
     ok = _place(tree, 0, 1, np.ones(od.n_samples, dtype=bool), emb, od, heap, options, cols)
     if not ok:
         return None
@@ -851,7 +857,7 @@ def _place(tree: Tree, node: int | None, t: int, rows: np.ndarray, emb: _Embeddi
         if rows.any():
             emb.leaf_of[rows] = t
             counts = np.bincount(od.y[rows], weights=od.weights[rows], minlength=od.n_classes)
-            keep = spec is not None and (rates.active(options) or counts[spec.label] == counts.max())
+            keep = spec is not None and (emb.free_labels or counts[spec.label] == counts.max())
             prefer = spec.label if keep else int(np.argmax(counts))  # (21) needs the majority, a target may not
             emb.label[t] = prefer
         return True
@@ -1056,6 +1062,62 @@ def _dp_problem(data: Dataset, max_depth: int, options: OCTOptions) -> DPProblem
                      solver="contree")
 
 
+def dp_bound_problem(data: Dataset, max_depth: int, options: OCTOptions) -> DPProblem:
+    """The DP problem whose values below each split bound the model's loss (``dp_bounds``,
+    :mod:`odtmip.models.view`): :func:`dp_equivalent` (every midpoint, every level; penalty alpha L_hat, N_min).
+    An OptionError where its trees are not the model's: a floored epsilon, hyperplanes, a target with N_min."""
+    if options.hyperplanes:
+        raise OptionError("dp_bounds: OCT-H's hyperplane splits have no axis-aligned DP problem; use dp_bounds='none'")
+    if prepare(data, options).floored:
+        raise OptionError("dp_bounds: an epsilon was raised to epsilon_floor, so the model cannot make every "
+                          "midpoint split the DP makes; use dp_bounds='none' or a smaller epsilon_floor")
+    derived, penalty, min_leaf = dp_equivalent(data, options)
+    view, two_class = rates.bound_view(data, derived, options)
+    if two_class:  # the loss is the missed weight under the target, as the DP's (whose fronts have no N_min)
+        if min_leaf > 1:
+            raise OptionError("dp_bounds: the DP's sensitivity/specificity fronts have no minimum leaf size (N_min)")
+        return DPProblem(view, max_depth, max_depth, two_class=two_class)
+    return DPProblem(view, max_depth, max_depth, penalty=penalty, min_leaf=min_leaf,
+                     scale=baseline_error(data) or 1.0)
+
+
+def tree_view(m, data: Dataset) -> TreeView:
+    """Every node's choices (a[j, t]: feature j at any threshold, or none that separates the rows; OCT-H: s[j, t],
+    feature j in the hyperplane, several at once; 1 - d[t]: no split, the subtree is one leaf), the leaves with their
+    classes c[k, t] and points z[i, t], and the loss L_hat x (24) in the DP's units. A side constraint that reads the
+    classes frees them (``free_labels``): (21) makes every leaf predict its majority, which a fairness row may
+    forbid, so it is deactivated and ``L`` stays the error of the leaf's class by (20) (``m.labels_free``)."""
+    od: OCTData = m.odata
+    ends = np.cumsum([len(f.values) - 1 if f.numeric else 1 for f in od.features])
+    columns = [np.arange(end - size, end) for end, size in zip(ends, np.diff(ends, prepend=0), strict=True)]
+    split = m.s if m.options.hyperplanes else m.a
+
+    def choices(t: int) -> list[Choice]:
+        return [Choice(split[j, t], columns[j], trivial=True, features=(od.features[j].column,))
+                for j in m.FEATURES] + [Choice(1 - m.d[t], leaf=True)]
+
+    def free_labels():
+        if hasattr(m, "error_upper"):
+            m.error_upper.deactivate()
+        m.labels_free = True
+
+    heap = m.heap
+    nodes = [t for t in (1, 2, 3) if t in m.BRANCH_NODES]
+    loss = od.normaliser * m.penalised_error.expr if hasattr(m, "penalised_error") else m.missed.expr
+
+    def below(t: int) -> tuple:
+        shift = heap.depth - t.bit_length()  # leaf lf lies below child (lf >> shift) of t
+        return tuple(lf for lf in heap.leaves if lf >> shift == 2 * t), tuple(lf for lf in heap.leaves
+                                                                             if lf >> shift == 2 * t + 1)
+
+    return TreeView(1, tuple(nodes[1:]), {t: choices(t) for t in heap.branch_nodes}, loss, model=m,
+                    nodes=tuple(heap.branch_nodes), leaves=tuple(heap.leaves),
+                    below={t: below(t) for t in heap.branch_nodes},
+                    reach={t: [m.z[i, t] for i in range(od.n_samples)] for t in heap.leaves},
+                    label=lambda t, k: m.c[k, t], y=od.y, weights=od.weights, n_classes=od.n_classes,
+                    free_labels=free_labels)
+
+
 def _highs(data: Dataset, highs: HighsOptions) -> HighsOptions:
     """HiGHS's interior point method for the root LP from :data:`IPM_FROM_ROWS` rows (much faster there)."""
     return replace(highs, lp_solver="ipm") if data.n_samples >= IPM_FROM_ROWS and highs.lp_solver is None else highs
@@ -1093,9 +1155,9 @@ _SHARED = dict(
 )
 FORMULATION = Formulation(
     name="oct",
-    options=OCT_OPTIONS, dp_problem=_dp_problem, **_SHARED,
+    options=OCT_OPTIONS, dp_problem=_dp_problem, dp_bound_problem=dp_bound_problem, view=tree_view, **_SHARED,
 )
 FORMULATION_H = Formulation(
     name="oct-h",
-    options=OCT_H_OPTIONS, dp_problem=None, fixed={"hyperplanes": True}, **_SHARED,
+    options=OCT_H_OPTIONS, dp_problem=None, view=tree_view, fixed={"hyperplanes": True}, **_SHARED,
 )

@@ -145,3 +145,10 @@ def dp_view(data: Dataset, derived: Dataset, options) -> tuple[Dataset, dict]:
         boost = np.where(data.y != options.positive, options.class_weight, 1.0)
         return derived.reweighted(boost * data.weights), {}
     return derived, {}
+
+
+def bound_view(data: Dataset, derived: Dataset, options) -> tuple[Dataset, dict]:
+    """The DP's problem behind the bound rows (``dp_bounds``, :mod:`odtmip.models.view`) on the model's columns
+    ``derived``: :func:`dp_view` (a target: the DP's two-class options, whose values come from the (fp, fn) fronts,
+    :func:`odtmip.dp.bounds.target_values`; a class weight: in the row weights)."""
+    return dp_view(data, derived, options)

@@ -5,25 +5,33 @@ over exactly the model's candidate splits, with the model's penalty and minimum 
 from the DP's objective to the model's units (:class:`DPProblem`). When the model's tree shape is not a
 balanced tree (Günlük's ``depth2.5`` or ``imbalanced``), the DP brackets it: DP(deepest leaf) <= model <=
 DP(shallowest leaf). A verdict is only given when the solves it rests on are proven optimal.
+
+With side constraints (:mod:`odtmip.models.constraints`) the DP solves the same problem where it expresses them
+exactly (``Forbid``: the columns' splits dropped; ``MinLeafSize``: ``min_leaf``), and the optima must be equal as
+without them; under any other constraint the DP solves the unconstrained problem, whose optimum bounds the
+constrained model's from below (``relation == "bound"``): DP <= model.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from odtmip.core.data import Dataset
 from odtmip.core.exceptions import OptionError
 from odtmip.core.options import validate
 from odtmip.core.results import SolveResult, Status
 from odtmip.models import FORMULATIONS
+from odtmip.models.constraints import check_constraints
 from odtmip.models.formulation import DPProblem
+from odtmip.solving.constrained import EXACT, dp_form, without_columns
 from odtmip.solving.pipeline import WARM_START_SHARE, Budget, refuse_missing_numbers, solve_mip, solve_problem
 from odtmip.solving.solvers import CHECKED_MODELS
 
 #: The formulations that state a DP equivalent (read from the solver table, which imports no engine).
 MODELS = CHECKED_MODELS
 # Options of the solve pipeline, not of a model.
-_PIPELINE_OPTIONS = ("time_limit", "warm_start", "highs", "lp_bound", "feed_dp", "memory_limit")
+_PIPELINE_OPTIONS = ("time_limit", "warm_start", "highs", "lp_bound", "feed_dp", "memory_limit", "dp_bounds",
+                     "constraints")
 
 
 def _checkable(model: str):
@@ -56,11 +64,15 @@ class CheckReport:
     dp_deep: SolveResult
     problem: DPProblem
     verdict: str
+    bound_only: bool = False
 
     @property
     def relation(self) -> str:
-        """``"equal"`` when the optima must be equal, ``"bracket"`` when the DP only bounds the model."""
+        """``"equal"`` when the optima must be equal, ``"bracket"`` when the DP brackets the model, ``"bound"`` when
+        the DP solved the problem without side constraints it cannot express (DP <= model)."""
         p = self.problem
+        if self.bound_only:
+            return "bound"
         return "equal" if p.shallow == p.deep and p.exact else "bracket"
 
     @property
@@ -87,7 +99,8 @@ class CheckReport:
         mip = self.mip
         lines.append(f"{self.model} model: {_fmt(mip.objective)} ({mip.status.value}, bound {_fmt(mip.bound)}, "
                      f"{mip.seconds:.2f} s, warm start accepted: {mip.stats.get('warm_start_accepted')})")
-        bracket = " (DP deep <= model <= DP shallow)" if self.relation == "bracket" else ""
+        bracket = {"bracket": " (DP deep <= model <= DP shallow)",
+                   "bound": " (DP without the side constraints <= model)"}.get(self.relation, "")
         lines.append(f"cross-check: {self.verdict}{bracket}")
         return "\n".join(lines)
 
@@ -110,6 +123,13 @@ def check(data: Dataset, model: str = "gunluk", max_depth: int | None = None, ti
     budget = Budget(time_limit)
     refuse_missing_numbers(_checkable(model), data)
     problem = dp_problem(data, model, max_depth, **options)
+    constraints = check_constraints(options.get("constraints"), data)
+    exact = all(c.dp is not None and set(c.dp) <= set(EXACT["dp"]) for c in constraints)
+    if constraints and exact:  # the DP's own problem under them: Forbid, MinLeafSize
+        form = dp_form(constraints)
+        problem = replace(problem, min_leaf=max(problem.min_leaf, form["min_leaf"]))
+        if form["drop"]:
+            problem = replace(problem, data=without_columns(problem.data, form["drop"]), solver="dp")
     given = validate(model, **({} if max_depth is None else {"max_depth": max_depth}),
                      **({} if time_limit is None else {"time_limit": time_limit}), **options)
     share = budget.part(WARM_START_SHARE)
@@ -120,12 +140,24 @@ def check(data: Dataset, model: str = "gunluk", max_depth: int | None = None, ti
     if time_limit is not None:
         given["time_limit"] = budget.seconds_left()
     mip = solve_mip(model, data, dp_solved=solved[: len(problem.depths)] if warm else None, dp_bound=False, **given)
-    return CheckReport(model, mip, dp, dp_deep, problem, _verdict(mip, dp, dp_deep, problem))
+    bound_only = bool(constraints) and not exact
+    return CheckReport(model, mip, dp, dp_deep, problem, _verdict(mip, dp, dp_deep, problem, bound_only), bound_only)
 
 
-def _verdict(mip: SolveResult, dp: SolveResult, dp_deep: SolveResult, problem: DPProblem) -> str:
+def _verdict(mip: SolveResult, dp: SolveResult, dp_deep: SolveResult, problem: DPProblem,
+             bound_only: bool = False) -> str:
     """``disagree`` when a proof contradicts an inequality the equivalence implies; ``agree`` when all solves
-    are proven and both inequalities hold (for a balanced shape they force equality); else ``unproven``."""
+    are proven and both inequalities hold (for a balanced shape they force equality); else ``unproven``. With
+    ``bound_only`` (side constraints the DP does not express) only DP(deep) <= model is implied."""
+    if bound_only:
+        deep = problem.in_model_units(dp_deep.objective)
+        if mip.status is Status.INFEASIBLE:
+            return "agree"  # the constraints cut off every tree; the DP's problem has none
+        if mip.objective is None or deep is None:
+            return "unproven"
+        if problem.exact and dp_deep.optimal and mip.objective < deep - 1e-6 * max(1.0, abs(deep)):
+            return "disagree"
+        return "agree" if mip.optimal and dp_deep.optimal and problem.exact else "unproven"
     if Status.INFEASIBLE in (mip.status, dp.status, dp_deep.status):  # a target no tree meets
         if mip.status is dp.status is dp_deep.status:
             return "agree"

@@ -1,7 +1,7 @@
 """Formulation comparison: a grid of MIP solves, one tidy row per run, resumable and parallel.
 
-:func:`compare` runs every cell of the product *datasets x variants x depths x warm starts x seeds*, where a
-:class:`Variant` is a registered formulation with fixed options (``"gunluk"``, ``"gunluk:strengthen=false"``,
+:func:`compare` runs every cell of the product *datasets x variants x dp_bounds x depths x warm starts x seeds*,
+where a :class:`Variant` is a registered formulation with fixed options (``"gunluk"``, ``"gunluk:strengthen=false"``,
 ``{"solver": "oct", "alpha": 0.01}``; :func:`ablation` makes a paper's switch-one-option-off set). Each run is a
 :func:`odtmip.solving.check.check` when the formulation states a DP equivalent (the DP solved once: its optimum is the
 reference and its tree the warm start) and a plain :func:`odtmip.solve` otherwise, always with ``lp_bound=True``.
@@ -25,6 +25,10 @@ One row per run (:data:`COLUMNS`) holds, besides the run's key:
 * the reference: ``dp_optimum`` (the DP optimum in the formulation's units), ``dp_misclassifications`` (of the DP
   tree), ``dp_status``, ``dp_seconds``, ``verdict`` (``agree``, ``disagree``, ``unproven``) and ``agree``
   (True, False, or None when unproven or without a DP equivalent);
+* the DP's bound rows (``dp_bounds``, :mod:`odtmip.models.view`): ``dp_bounds`` (none, root, paths),
+  ``dp_bounds_seconds`` (computing their values, apart from the other times), ``dp_rows`` and ``proved_by``
+  (``lp``: the LP relaxation with the rows reached the start tree, no branch and bound ran; ``mip``: HiGHS proved
+  it; ``dp``/``trivial``: the DP's or the trivial bound met it); ``proof_seconds`` of an LP proof is the whole call;
 * ``trajectory``: ``(seconds, primal, dual)`` in the formulation's units, on the HiGHS run's clock.
 
 Runs are stored as they finish, one JSON line each in ``store`` (keyed by dataset, its fingerprint, variant,
@@ -87,7 +91,7 @@ COLUMNS = (
     "first_incumbent_seconds", "best_seconds", "proof_seconds",
     "n_variables", "n_binaries", "n_constraints", "n_nonzeros",
     "lp_bound", "lp_bound_errors", "lp_note", "root_bound", "root_bound_errors", "root_gap", "nodes", "lp_iterations",
-    "warm_start_accepted",
+    "warm_start_accepted", "dp_bounds", "dp_bounds_seconds", "dp_rows", "proved_by",
     "dp_optimum", "dp_misclassifications", "dp_status", "dp_seconds", "verdict", "agree",
     "trajectory", "error",
 )  # fmt: skip
@@ -203,6 +207,27 @@ def ablation(solver: str, switches: Sequence[str], nothing: bool = True) -> list
     return variants + ([Variant(solver, dict.fromkeys(switches, False))] if nothing and len(switches) > 1 else [])
 
 
+def with_dp_bounds(variants: Sequence[Variant], values: Sequence[str]) -> list[Variant]:
+    """Each variant once per ``dp_bounds`` value (the grid's axis, :mod:`odtmip.models.view`): ``"none"`` keeps it
+    as it is, another value adds the option (its name gains ``dp_bounds=...``). A variant that sets ``dp_bounds``
+    itself, or whose formulation takes no DP bounds (OCT-H), is kept once."""
+    from odtmip.models import FORMULATIONS
+
+    out = []
+    for v in variants:
+        f = FORMULATIONS.get(v.solver)
+        if "dp_bounds" in v.options or f is None or f.dp_bound_problem is None:
+            out.append(v)
+            continue
+        for value in values:
+            if value == "none":
+                out.append(v)
+            else:
+                label = None if v.label is None else f"{v.label}:dp_bounds={value}"
+                out.append(replace(v, options={**v.options, "dp_bounds": value}, label=label))
+    return out
+
+
 @dataclass(frozen=True)
 class Cell:
     """One run of the grid. ``threads`` is what the run uses; only a variant's own ``threads`` enters the key."""
@@ -256,7 +281,7 @@ def _datasets(datasets) -> dict[str, Dataset]:
 
 def grid(datasets, solvers=None, depths: Sequence[int] = (2,), time_limit: float | None = 60.0,
          warm_start: str | Sequence[str] = "dp", seeds: Sequence[int | None] = (None,),
-         lp_bound: bool = True) -> list[Cell]:
+         lp_bound: bool = True, dp_bounds: Sequence[str] = ("none",)) -> list[Cell]:
     """The cells of :func:`compare` in order (dataset, depth, variant, warm start, seed); every variant's options
     are checked here (:func:`odtmip.core.options.validate`), before anything runs."""
     from odtmip.core.options import validate
@@ -264,6 +289,7 @@ def grid(datasets, solvers=None, depths: Sequence[int] = (2,), time_limit: float
 
     variants = [variant(s) for s in (list(FORMULATIONS) if solvers is None else
                                      [solvers] if isinstance(solvers, (str, Variant)) else solvers)]
+    variants = with_dp_bounds(variants, [dp_bounds] if isinstance(dp_bounds, str) else dp_bounds)
     names = [v.name for v in variants]
     if len(set(names)) < len(names):
         raise OptionError(f"two variants have the same name: {names}; give them labels")
@@ -357,7 +383,8 @@ def _mip_columns(mip: SolveResult, data: Dataset) -> dict:
         "lp_seconds": _number(s.get("lp_seconds")), "compile_seconds": s.get("compile_seconds", 0.0),
         "first_incumbent_seconds": math.nan if first is None else offset + first,
         "best_seconds": math.nan if best is None else offset + best,
-        "proof_seconds": (offset + s.get("solve_seconds", mip.seconds)) if mip.optimal else math.nan,
+        "proof_seconds": math.nan if not mip.optimal else mip.seconds if s.get("proved_by") == "lp"
+        else offset + s.get("solve_seconds", mip.seconds),
         "n_variables": s.get("n_variables"), "n_binaries": s.get("n_binary"),
         "n_constraints": s.get("n_constraints"), "n_nonzeros": s.get("n_nonzeros"),
         "lp_bound": _number(s.get("lp_relaxation")), "lp_note": s.get("lp_note"), "root_bound": _number(root),
@@ -365,6 +392,8 @@ def _mip_columns(mip: SolveResult, data: Dataset) -> dict:
         else max(0.0, objective - root) / max(abs(objective), 1e-9),
         "nodes": s.get("nodes"), "lp_iterations": s.get("lp_iterations"),
         "warm_start_accepted": s.get("warm_start_accepted"), "trajectory": trajectory,
+        "dp_bounds": s.get("dp_bounds", "none"), "dp_bounds_seconds": _number(s.get("dp_bounds_seconds")),
+        "dp_rows": s.get("dp_rows", 0), "proved_by": s.get("proved_by"),
     }
 
 
@@ -396,8 +425,8 @@ def _dp_columns(report, data: Dataset, row: dict) -> dict:
 # ============================================================================================ running the grid
 def compare(datasets, solvers=None, depths: Sequence[int] = (2,), time_limit: float | None = 60.0, *,
             warm_start: str | Sequence[str] = "dp", seeds: Sequence[int | None] = (None,), lp_bound: bool = True,
-            store: str | os.PathLike | None = None, jobs: int = 1, backend: str = "local", scheduler=None,
-            progress: bool = True) -> pd.DataFrame:
+            dp_bounds: Sequence[str] = ("none",), store: str | os.PathLike | None = None, jobs: int = 1,
+            backend: str = "local", scheduler=None, progress: bool = True) -> pd.DataFrame:
     """Run a comparison grid and return one row per run (:data:`COLUMNS`), in grid order.
 
     Parameters
@@ -418,6 +447,8 @@ def compare(datasets, solvers=None, depths: Sequence[int] = (2,), time_limit: fl
         HiGHS ``random_seed`` per run; several make one run each.
     lp_bound : bool
         Solve the LP relaxation of each model (the ``lp_bound`` columns).
+    dp_bounds : sequence of "none", "root", "paths"
+        The DP's bound rows (:mod:`odtmip.models.view`), one run each per variant (see :func:`with_dp_bounds`).
     store : path, optional
         JSON Lines file of finished runs: written as each run finishes, read first so that finished runs are
         skipped (a run that failed is tried again).
@@ -443,7 +474,7 @@ def compare(datasets, solvers=None, depths: Sequence[int] = (2,), time_limit: fl
         raise OptionError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     if not (isinstance(jobs, int) and (jobs >= 1 or jobs == -1)):
         raise OptionError(f"jobs must be a positive integer or -1 (one per core), got {jobs!r}")
-    cells = grid(datasets, solvers, depths, time_limit, warm_start, seeds, lp_bound)
+    cells = grid(datasets, solvers, depths, time_limit, warm_start, seeds, lp_bound, dp_bounds)
     done = _finished(read_store(store)) if store is not None and Path(store).exists() else {}
     todo = [c for c in cells if c.key not in done]
     logger.info("compare: %d runs, %d stored, %d to go", len(cells), len(cells) - len(todo), len(todo))

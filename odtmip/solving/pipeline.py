@@ -43,6 +43,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from numbers import Real
 
+import numpy as np
+import pyomo.environ as pyo
+
 from odtmip.core.data import Dataset
 from odtmip.core.exceptions import DataError, OptionError, ResourceError, VerificationError
 from odtmip.core.options import MEMORY_LIMIT, memory_text, options_of
@@ -50,7 +53,10 @@ from odtmip.core.results import SolveResult, Status, stopped_status
 from odtmip.core.tree import Tree
 from odtmip.models import FORMULATIONS, _highs
 from odtmip.models._highs import HighsOptions
+from odtmip.models.constraints import Constraint, check_constraints
 from odtmip.models.formulation import DPProblem, Formulation, estimated_memory_gib
+from odtmip.models.view import add_dp_rows
+from odtmip.solving.constrained import dp_form, dp_tree_under
 from odtmip.solving.solvers import solve
 
 logger = logging.getLogger("odtmip.pipeline")  # the name the command prints before its messages
@@ -59,12 +65,21 @@ logger = logging.getLogger("odtmip.pipeline")  # the name the command prints bef
 WARM_START_SHARE = 0.25
 #: The least time a DP solve of a warm start is given, even when the budget is nearly spent.
 MIN_DP_SECONDS = 0.1
+#: The share of the time left that the LP relaxation of a proof attempt (``dp_bounds``) may take.
+LP_SHARE = 0.5
 #: Seconds building a model takes per nonzero, at most, for the time budget's look ahead: a model that would take
 #: longer than what is left is not built. MEASURED (2-core machine under a load of 5, N = 2000, depths 2-3):
 #: BinOCT 0.6-1.0 us per nonzero (5.3 M nonzeros in 3.1 s), Günlük 0.15-0.2, OCT 0.06-0.08.
 BUILD_SECONDS_PER_NONZERO = 1e-6
 #: Relative tolerance between HiGHS's numbers and a loss recomputed by routing (as HiGHS's closed gap).
 TOLERANCE = 1e-6
+#: The values of ``dp_bounds``: no rows, the root's row, the root's and the paths' rows (:mod:`odtmip.models.view`).
+DP_BOUNDS = ("none", "root", "paths")
+#: The statistics of :func:`~odtmip.models.view.add_dp_rows` in the DP's units, reported in the model's loss units.
+ROOT_BOUND_KEYS = ("dp_root_bound_min", "dp_root_bound_max")
+#: ``stats["proved_by"]`` of an optimal result, by the source of its bound: HiGHS's branch and bound, the DP's proof
+#: of the same problem, the loss's trivial bound (and ``"lp"``: the LP relaxation with the DP's rows).
+PROOFS = {"highs": "mip", "dp": "dp", "trivial": "trivial"}
 
 
 class Budget:
@@ -164,6 +179,7 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
               warm_start: str | Tree | None = "dp", options=None, highs: HighsOptions | None = None,
               lp_bound: bool = False, feed_dp: bool = False, memory_limit: float | None = MEMORY_LIMIT,
               dp_solved: Sequence[tuple[DPProblem, int, SolveResult]] | None = None, dp_bound: bool = True,
+              dp_bounds: str = "none", constraints: Sequence[Constraint] | None = None,
               **option_values) -> SolveResult:
     """Solve ``data`` with the MIP formulation ``name`` and return a verified result in its loss units.
 
@@ -199,10 +215,29 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
         Raise the reported bound to the DP's proven bound of the same problem, when the DP start solved it
         (:func:`dp_lower_bound`). :func:`odtmip.solving.check.check` turns it off: it reports what the model proves by
         itself.
+    dp_bounds : "none", "root" or "paths"
+        Add the rows of :mod:`odtmip.models.view` to the model: the loss is at least the DP's value below the root's
+        choice (``"root"``), and below each pair of the root's and a child's choices (``"paths"``, also the root
+        row). The values are computed by :func:`odtmip.dp.bounds.split_values` on the formulation's
+        ``dp_bound_problem``, within the time limit (``stats["dp_bounds_seconds"]``). The LP relaxation is then
+        solved first: when it reaches the best start tree (:func:`lp_proves`) that tree is returned as optimal
+        without HiGHS's branch and bound (``stats["proved_by"] = "lp"``). The rows bound the loss only, so they
+        stay valid under side constraints.
+    constraints : list of odtmip.constraints objects, optional
+        Side constraints (:mod:`odtmip.models.constraints`): their rows are added to the model (built with the
+        formulation's ``constrained`` options), the warm start is the best DP tree that meets them all (by
+        ``holds``), else the DP's tree under those it expresses (:func:`constrained_start`), and the decoded tree
+        must meet them all (a :class:`~odtmip.core.exceptions.VerificationError` otherwise). No tree meeting them
+        ends with status ``infeasible``.
     """
     f = formulation(name)
     refuse_missing_numbers(f, data)
     opts = f.make_options(max_depth, options, {**option_values, **f.fixed})
+    constraints = check_constraints(constraints, data)
+    if constraints:
+        if f.view is None:
+            raise OptionError(f"{name} takes no side constraints")
+        opts = f.constrained(opts)
     highs = highs or HighsOptions()
     if f.highs is not None:
         highs = f.highs(data, highs)
@@ -213,6 +248,7 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
         raise OptionError(f"memory_limit must be a number of GiB > 0 or None (no guard), got {memory_limit!r}")
     stats: dict = {}
     budget = Budget(highs.time_limit if time_limit is None else time_limit)
+    bound_problem = _bound_problem(f, data, max_depth, opts, dp_bounds)
 
     shortcut = f.shortcut(data, opts)
     if shortcut is not None:
@@ -232,8 +268,12 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
     t = time.perf_counter()
     trees, dp_solved = _start_trees(f, data, max_depth, opts, warm_start, feed_dp, dp_solved, budget, stats,
                                     memory_limit)
+    if constraints:
+        stats["constraints"] = [c.describe() for c in constraints]
+        trees = constrained_start(f, data, max_depth, opts, constraints, trees, warm_start, budget, stats)
     stats["warm_start_seconds"] = time.perf_counter() - t
     floor, dp = f.loss_floor(opts), dp_lower_bound(dp_solved) if dp_bound else None
+    values = None if bound_problem is None else _bound_values(bound_problem, dp_bounds, budget, stats)
     left = budget.left()
     if left is not None and left < size["n_nonzeros"] * BUILD_SECONDS_PER_NONZERO:
         # no time left to build the model (a Pyomo build cannot stop half-way): the best start tree is the answer
@@ -243,6 +283,18 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
 
     t = time.perf_counter()
     m = f.build(data, max_depth, opts)
+    view = f.view(m, data) if constraints or values is not None else None  # one view for both kinds of rows
+    if constraints:
+        for c in constraints:
+            c.rows(m, view, data)
+        side = getattr(m, "side", None)  # the view's block (a Custom may add its rows elsewhere)
+        stats["constraint_rows"] = 0 if side is None else sum(
+            len(rows) for rows in side.component_map(pyo.Constraint).values())
+        stats["constraint_variables"] = 0 if side is None else sum(
+            len(var) for var in side.component_map(pyo.Var).values())
+    if values is not None:
+        rows = add_dp_rows(m, view, values, dp_bounds, bound_problem.penalty)
+        stats.update(rows, **{key: bound_problem.in_model_units(rows[key]) for key in ROOT_BOUND_KEYS})
     stats["build_seconds"] = time.perf_counter() - t
     stats.update(f.stats(m, opts))
     if budget.spent():
@@ -257,18 +309,166 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
     stats["warm_start_loss"] = None if first is None else f.loss(data, first[0], opts)
 
     to_loss = f.to_loss(m)
-    if lp_bound:
+    if lp_bound or values is not None:
         t, limit = time.perf_counter(), _seconds(budget)
-        lp = _highs.lp_relaxation(m, replace(highs, time_limit=limit))
+        if values is None:
+            lp = _highs.lp_relaxation(m, replace(highs, time_limit=limit), statistics=stats)
+        else:
+            lp, limit = _proof_lp(m, highs, limit, stats)
         stats["lp_relaxation"] = None if lp is None else to_loss(lp)
         stats["lp_seconds"] = time.perf_counter() - t
         if lp is None:  # the MIP still runs, in what is left of the time
             stats["lp_note"] = ("the LP relaxation stopped at a limit before its optimum"
                                 + ("" if limit is None else f" (time limit {limit:.3g} s)"))
+        elif values is not None and first is not None and lp_proves(bound_problem, stats["lp_relaxation"],
+                                                                    f.loss(data, first[0], opts)) and all(
+                c.holds(first[0], data) for c in constraints):  # a Custom row unchecked: no proof
+            return _proved_by_lp(name, f, data, opts, first[0], stats, budget)
+        if budget.spent():
+            return _before_the_model(name, f, data, opts, trees, stats, budget, floor, dp,
+                                     "the time limit ended during the LP relaxation")
     run = _highs.solve(m, replace(highs, time_limit=_seconds(budget)), warm_start=None if first is None else first[1],
                        more_starts=more, progress_units=lambda best, dual: (to_loss(best), max(floor, to_loss(dual))))
     return _result(name, f, m, data, opts, run, to_loss, stats, budget, None if first is None else first[0], floor,
-                   dp)
+                   dp, constraints)
+
+
+def verify_constraints(name: str, tree: Tree, data: Dataset, constraints, stats: dict) -> None:
+    """A VerificationError when ``tree`` breaks a constraint; those without a check (a ``Custom`` without
+    ``holds``) are listed in ``stats["constraints_unchecked"]``."""
+    unchecked = []
+    for c in constraints:
+        verdict = c.holds(tree, data)
+        if verdict is False:
+            raise VerificationError(f"{name}: the decoded tree breaks the side constraint {c.describe()}")
+        if verdict is None:
+            unchecked.append(c.describe())
+    if unchecked:
+        stats["constraints_unchecked"] = unchecked
+
+
+def constrained_start(f: Formulation, data: Dataset, max_depth, opts, constraints, trees: list[Tree], warm_start,
+                      budget: Budget, stats: dict) -> list[Tree]:
+    """The start trees that meet every constraint (``holds``; a constraint without a check lets a tree pass, HiGHS
+    then checks its rows). A given tree must meet them (an OptionError otherwise). When no DP tree does, the DP's tree
+    under the constraints it can express (``Forbid``: the columns dropped; ``MinLeafSize``: ``min_leaf``;
+    ``Require(at="root")``: the root fixed; :func:`odtmip.solving.constrained.dp_tree_under`) on the formulation's
+    ``dp_bound_problem`` starts the model if it meets them all; else there is no start (``stats["warm_start_note"]``).
+    """
+    def meets(tree: Tree) -> bool:
+        return all(c.holds(tree, data) is not False for c in constraints)
+
+    kept = [tree for tree in trees if meets(tree)]
+    if isinstance(warm_start, Tree):
+        if not kept:
+            broken = next(c.describe() for c in constraints if c.holds(warm_start, data) is False)
+            raise OptionError(f"the warm-start tree breaks the side constraint {broken}")
+        return kept
+    if kept or warm_start != "dp" or f.dp_bound_problem is None:
+        if trees and not kept:
+            stats["warm_start_note"] = "no start tree meets the side constraints; solved without a start"
+        return kept
+    expressed = [c for c in constraints if c.dp is not None]
+    try:
+        problem = f.dp_bound_problem(data, max_depth, opts)
+    except OptionError:
+        problem = None
+    tree = None
+    if expressed and problem is not None:
+        form = dp_form(expressed)
+        part = budget.part(WARM_START_SHARE)
+
+        def solve_part(d: Dataset, depth: int, options: dict) -> SolveResult:
+            return solve(d, problem.solver, **options, max_depth=depth, time_limit=part.seconds_left())
+
+        dp_options = {k: v for k, v in problem.dp_options(problem.deep).items() if k != "max_depth"}
+        tree = dp_tree_under(problem.data, problem.deep, form, dp_options, solve_part)
+        stats["warm_start_constrained_dp"] = [c.describe() for c in expressed]
+    if tree is not None and meets(tree):
+        return [tree]
+    stats["warm_start_note"] = "no DP tree meets the side constraints; solved without a start"
+    return []
+
+
+def _bound_problem(f: Formulation, data: Dataset, max_depth, opts, dp_bounds) -> DPProblem | None:
+    """The formulation's DP problem behind the bound rows of ``dp_bounds`` (None for ``"none"``); an OptionError
+    when the option or the formulation's options leave none."""
+    if dp_bounds not in DP_BOUNDS:
+        raise OptionError(f"dp_bounds must be one of {', '.join(map(repr, DP_BOUNDS))}, got {dp_bounds!r}")
+    if dp_bounds == "none":
+        return None
+    if f.dp_bound_problem is None:
+        raise OptionError(f"{f.name} takes no DP bounds (dp_bounds='none' only): its hyperplane splits have no "
+                          "axis-aligned DP problem")
+    problem = f.dp_bound_problem(data, max_depth, opts)
+    if problem.two_class and dp_bounds == "paths":
+        raise OptionError("dp_bounds='paths' is not available with a sensitivity/specificity target (its values come "
+                          "from the (fp, fn) fronts of the root's sides only); use dp_bounds='root'")
+    if problem.deep < (2 if dp_bounds == "paths" else 1):
+        raise OptionError(f"dp_bounds={dp_bounds!r} needs a depth of at least {2 if dp_bounds == 'paths' else 1}, "
+                          f"got {problem.deep}")
+    return problem
+
+
+def _bound_values(problem: DPProblem, dp_bounds: str, budget: Budget, stats: dict):
+    """The DP's values below each split of ``problem`` (:func:`odtmip.dp.bounds.split_values`) within the budget."""
+    from odtmip.dp.bounds import split_values, target_values
+
+    if problem.two_class:
+        values = target_values(problem.data, problem.deep, problem.two_class, time_limit=budget.left())
+    else:
+        values = split_values(problem.data, problem.deep, problem.penalty, problem.min_leaf,
+                              paths=dp_bounds == "paths", time_limit=budget.left())
+    stats.update(dp_bounds=dp_bounds, dp_bounds_seconds=values.stats["seconds"], dp_bounds_complete=values.complete,
+                 dp_bounds_solves=values.stats["solves"], dp_bounds_columns=values.stats["columns"],
+                 dp_bounds_optimum=problem.in_model_units(values.optimum))
+    return values
+
+
+def _proof_lp(m, highs: HighsOptions, left: float | None, stats: dict) -> tuple[float | None, float | None]:
+    """The LP relaxation of a proof attempt (``dp_bounds``) and the seconds it was given: at most
+    :data:`LP_SHARE` of the time ``left`` (HiGHS's search keeps the rest), half of it by the LP solver the options
+    name (HiGHS's default: dual simplex), then, if that did not finish, the rest by the other. MEASURED (2 cores,
+    load 5-6, with the root's row): dual simplex stalled on OCT (alpha = 0.01) at depth 3 on tic-tac-toe (no
+    optimum in 116 s; IPM 5.6 s), IPM took 31 s for OCT at depth 2 on kr-vs-kp (dual simplex 3.9 s); on Günlük's
+    model IPM was 1.5-3 times faster (tic-tac-toe, kr-vs-kp at depth 3), on BinOCT's either."""
+    first = highs.lp_solver or "simplex"
+    share = None if left is None else LP_SHARE * left
+    t = time.perf_counter()
+    lp = _highs.lp_relaxation(m, replace(highs, lp_solver=first, time_limit=None if share is None else share / 2),
+                              statistics=stats)
+    if lp is None and share is not None:
+        second = "simplex" if first == "ipm" else "ipm"
+        rest = max(share - (time.perf_counter() - t), 1e-3)
+        lp = _highs.lp_relaxation(m, replace(highs, lp_solver=second, time_limit=rest))
+        stats["lp_solver"] = second
+    else:
+        stats["lp_solver"] = first
+    return lp, share
+
+
+def lp_proves(problem: DPProblem, lp: float, incumbent: float) -> bool:
+    """Whether an LP bound ``lp`` proves a tree of loss ``incumbent`` optimal (both in the model's loss units).
+
+    In the DP's units the loss of every tree is errors + penalty x branch nodes; with integer weights and penalty it
+    is an integer, so a bound above incumbent - 1 proves it; otherwise the bound must reach the incumbent. Both up to
+    :data:`TOLERANCE` of the incumbent (HiGHS's LP tolerances)."""
+    lp, incumbent = problem.in_dp_units(lp), problem.in_dp_units(incumbent)
+    margin = TOLERANCE * max(1.0, abs(incumbent))
+    w = problem.data.weights
+    if np.all(w == np.round(w)) and float(problem.penalty).is_integer():
+        return lp > incumbent - 1 + margin
+    return lp >= incumbent - margin
+
+
+def _proved_by_lp(name: str, f: Formulation, data: Dataset, opts, tree: Tree, stats: dict,
+                  budget: Budget) -> SolveResult:
+    """The result of a start tree that the LP relaxation with the DP's rows proved optimal."""
+    objective = f.loss(data, tree, opts)
+    stats.update(proved_by="lp", bound_source="lp", incumbent="the warm start, proved optimal by the LP bound",
+                 nodes=0, warm_start_loss=objective, warm_start_given=False, warm_start_accepted=None)
+    return SolveResult(solver=name, status=Status.OPTIMAL, stop_reason="solved", tree=tree, objective=objective,
+                       bound=objective, seconds=budget.elapsed(), stats=stats)
 
 
 def _seconds(budget: Budget) -> float | None:
@@ -350,11 +550,12 @@ def _bounded(status: Status, objective: float | None, known: dict, stats: dict) 
     if objective is not None:
         status = stopped_status(status, objective, bound, TOLERANCE * max(1.0, abs(objective)))
         bound = objective if status is Status.OPTIMAL else min(bound, objective)
+    stats["proved_by"] = PROOFS[source] if status is Status.OPTIMAL else None
     return status, bound
 
 
 def _result(name: str, f: Formulation, m, data: Dataset, opts, run, to_loss, stats: dict,
-            budget: Budget, start: Tree | None, floor: float, dp: float | None) -> SolveResult:
+            budget: Budget, start: Tree | None, floor: float, dp: float | None, constraints=()) -> SolveResult:
     """Decode and verify HiGHS's incumbent; the bound, status and statistics in loss units. When a limit stopped
     HiGHS before it held any solution, the warm-start tree ``start`` is the best tree so far. The bound is the
     largest of HiGHS's, the DP's ``dp`` (None: none) and the trivial ``floor``, ties to the first (``inf`` when
@@ -371,6 +572,7 @@ def _result(name: str, f: Formulation, m, data: Dataset, opts, run, to_loss, sta
         if objective > claimed + TOLERANCE * max(1.0, abs(claimed)):
             raise VerificationError(f"{name}: the decoded tree's recomputed objective {objective:g} is worse than "
                                     f"the solver's {claimed:g}")
+        verify_constraints(name, tree, data, constraints, stats)
     dual = None if run.bound is None or not math.isfinite(run.bound) else to_loss(run.bound)
     known = {"highs": math.inf if status is Status.INFEASIBLE else dual, "dp": dp, "trivial": floor}
     status, bound = _bounded(status, objective, known, stats)

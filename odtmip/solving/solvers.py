@@ -105,8 +105,15 @@ def solve(dataset: Dataset, solver: str = "dp", **options) -> SolveResult:
     """
     t0 = time.perf_counter()
     given = validate(solver, **options)
+    constraints = None if SOLVERS[solver].mip else given.pop("constraints", None)
+    if constraints:  # the DP under the constraints it expresses exactly (Forbid, MinLeafSize)
+        from odtmip.solving.constrained import dp_problem, verified
+
+        dataset, solver, given, constraints = dp_problem(dataset, solver, constraints, given)
     run = SOLVERS[solver].load()  # the engine's import counts in the time limit
     if given.get("time_limit") is not None:
         given["time_limit"] = max(given["time_limit"] - (time.perf_counter() - t0), MIN_SECONDS)
     result = run(dataset, **given)
+    if constraints:
+        result = verified(result, dataset, constraints)
     return replace(result, seconds=time.perf_counter() - t0)

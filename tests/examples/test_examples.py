@@ -140,9 +140,22 @@ def test_contree_example(tmp_path):
     assert_plots(out["figure"], tmp_path)
 
 
+@pytest.mark.highs
+def test_dp_bounds_example(tmp_path):
+    out = load_example("10_dp_bounds").main(verbose=False)
+    names = ("gunluk", "binoct", "oct")
+    assert all(abs(out["lp_plain"][n]) < 1e-6 for n in names)  # every relaxation: 0 errors
+    assert all(out["lp_root"][n] == pytest.approx(96) for n in names)  # with the root's row: the optimum
+    assert all(min(out["root_bounds"][n]) == 96 for n in names)
+    assert out["proved_by"] == dict.fromkeys(names, "lp") and out["errors"] == dict.fromkeys(names, 96)
+    assert out["tic_tac_toe_depth3_lp"] == pytest.approx(216)
+    assert_plots(out["figure"], tmp_path)
+
+
 def test_every_example_has_a_test():
     tested = {"01_gunluk_teaching", "02_compare_formulations", "03_lp_bound", "04_warm_start", "05_oct_hole",
-              "06_binoct_trie", "07_sensitivity", "08_pareto_front", "09_contree"}
+              "06_binoct_trie", "07_sensitivity", "08_pareto_front", "09_contree", "10_dp_bounds",
+              "11_fair_tree"}
     assert {p.stem for p in EXAMPLES.glob("[0-9]*.py")} == tested
 
 
@@ -158,3 +171,15 @@ def test_encodings_page_example():
     assert [c.name for c in odtmip.Dataset(X, y, numeric="thresholds").columns] == [
         "colour=blue", "colour=green", "colour=red", "colour=<missing>",
         "age>26.5", "age>32.5", "age>39.5", "age>47.5", "age is missing", "smoker"]
+
+
+@pytest.mark.highs
+@pytest.mark.slow
+def test_fair_tree_example(tmp_path):
+    out = load_example("11_fair_tree").main(verbose=False, depths=(2,))
+    assert out["free"][2][0] == 24
+    assert out["errors"][2] == [57, 43, 34, 34, 33]  # the proven optima under max_gap = 0, 0.05, ..., 0.2
+    assert out["status"][2] == ["optimal"] * 5
+    gaps = load_example("11_fair_tree").GAPS
+    assert all(g <= bound + 1e-12 for g, bound in zip(out["gaps"][2], gaps, strict=True))
+    assert_plots(out["figure"], tmp_path)

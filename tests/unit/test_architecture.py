@@ -1,6 +1,7 @@
 """The import contract of docs/ARCHITECTURE.md, read from the source files' import statements.
 
-* the folders are layers: ``odtmip/core`` (the data model), the engines ``odtmip/dp`` and ``odtmip/models``,
+* the folders are layers: ``odtmip/core`` (the data model), the engines ``odtmip/dp`` and ``odtmip/models`` (with
+  ``odtmip/constraints.py``, the public name of ``odtmip.models.constraints``),
   ``odtmip/solving`` (where they meet), and the interfaces ``odtmip/cli`` and ``odtmip/estimator.py``; no module
   imports from a layer above its own, and no modules import each other in a circle (lazy imports count);
 * nothing under ``odtmip/dp`` imports Pyomo or highspy (the DP installs and runs without the MIP stack);
@@ -49,8 +50,8 @@ def starts(name: str, *prefixes: str) -> bool:
 
 
 #: The layers, lowest first; a module may import from its own layer and the ones below.
-LAYERS = {"odtmip.core": 0, "odtmip.dp": 1, "odtmip.models": 1, "odtmip.solving": 2, "odtmip.cli": 3,
-          "odtmip.estimator": 3}
+LAYERS = {"odtmip.core": 0, "odtmip.dp": 1, "odtmip.models": 1, "odtmip.constraints": 1, "odtmip.solving": 2,
+          "odtmip.cli": 3, "odtmip.estimator": 3}
 
 
 def module_name(path: Path) -> str:

@@ -232,3 +232,17 @@ def test_version(runs):
 def test_closed_stdout_ends_quietly(runs):
     assert (runs["closed-pipe"].returncode, runs["closed-pipe"].stderr) == (141, "")
     assert (runs["head"].stdout, runs["head"].stderr) == ('{"solver":', "")
+
+
+def test_dp_bounds_prove_by_the_lp_and_bad_values_are_one_line():
+    # no time limit: the LP relaxation runs to its end on any machine, and with the root's row it is the optimum
+    done = run("fit", "tic-tac-toe", "--solver", "binoct", "--depth", "2", "--dp-bounds", "root", "--json")
+    assert done.returncode == 0, done.stderr
+    record = one_json_value(done.stdout)
+    assert record["status"] == "optimal" and record["misclassifications"] == 282
+    assert record["stats"]["proved_by"] == "lp" and record["stats"]["dp_rows"] == 1
+    for argv, words in ((["--solver", "oct-h", "--dp-bounds", "root"], "dp_bounds"),
+                        (["--solver", "binoct", "--dp-bounds", "all"], "dp_bounds must be one of")):
+        done = run("fit", "iris", "--depth", "1", *argv)
+        assert done.returncode != 0 and done.stdout == "", done.stdout
+        assert words in done.stderr and done.stderr.count("\n") <= 3, done.stderr

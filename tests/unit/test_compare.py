@@ -295,3 +295,26 @@ def test_the_check_command_is_one_cell_of_compare(tmp_path, capsys):
     assert set(COLUMNS) - {"error"} <= set(row)  # every column of a comparison ("error": failed runs only)
     assert {c: row[c] for c in DETERMINISTIC} == {c: ref[c] for c in DETERMINISTIC}
     assert out["verdict"] == row["verdict"] == "agree"
+
+
+# ---------------------------------------------------------------------------------------------- the DP's bound rows
+def test_dp_bounds_is_an_axis_of_the_grid_and_the_rows_make_the_lp_exact():
+    df = compare({"tiny": tiny()}, ["gunluk", "binoct"], depths=[2], time_limit=30.0, dp_bounds=("none", "root"),
+                 progress=False)
+    assert df["variant"].tolist() == ["gunluk", "gunluk:dp_bounds=root", "binoct", "binoct:dp_bounds=root"]
+    assert df["dp_bounds"].tolist() == ["none", "root", "none", "root"]
+    bounded = df[df["dp_bounds"] == "root"]
+    assert (bounded["proved_by"] == "lp").all() and (bounded["dp_rows"] == 1).all()
+    assert (bounded["dp_bounds_seconds"] >= 0).all() and (bounded["nodes"] == 0).all()
+    # the LP relaxation with the row is the DP's optimum, in both units
+    assert np.allclose(bounded["lp_bound"], bounded["dp_optimum"], atol=1e-6)
+    plain = df[df["dp_bounds"] == "none"]
+    assert (plain["lp_bound_errors"].to_numpy() < bounded["lp_bound_errors"].to_numpy()).all()
+    assert df["agree"].all() and (bounded["proof_seconds"] <= bounded["seconds"]).all()
+
+
+def test_a_variant_that_sets_dp_bounds_itself_is_kept_once():
+    from odtmip.solving.compare import with_dp_bounds
+
+    variants = with_dp_bounds([variant("binoct:dp_bounds=paths"), variant("oct"), variant("oct-h")], ["none", "root"])
+    assert [v.name for v in variants] == ["binoct:dp_bounds=paths", "oct", "oct:dp_bounds=root", "oct-h"]

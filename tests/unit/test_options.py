@@ -130,6 +130,8 @@ def _solver_parameters(solver: str) -> dict:
         params.update({f.name: f.default for f in fields(getattr(importlib.import_module(module), name))})
         if solver == "oct-h":
             del params["hyperplanes"]  # the oct-h entry fixes it
+    else:  # odtmip.solve hands a DP solver the constraints it expresses as data and options (solving.constrained)
+        params["constraints"] = None
     return params
 
 
