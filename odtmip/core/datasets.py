@@ -739,7 +739,13 @@ def _type_csv(
     """Type the text columns of a CSV file (see "CSV typing" in the module docstring)."""
     typed: dict[str, pd.Series] = {}
     pending: dict[str, tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]] = {}  # read with a convention
+    # a column of finite numbers only is numbers as it stands, unless a missing marker is a number ("-999")
+    quick = not np.isfinite(pd.to_numeric(np.array(sorted(markers), dtype=object), errors="coerce")).any()
     for name in frame.columns:
+        numbers = _plain_numbers(frame[name].to_numpy(dtype=object)) if quick and name not in categorical else None
+        if numbers is not None:
+            typed[name] = pd.Series(numbers)
+            continue
         values = frame[name].astype(object).fillna("").str.strip().to_numpy(dtype=object)
         missing = np.isin(values, list(markers))
         present = values[~missing]
