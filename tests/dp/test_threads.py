@@ -161,7 +161,7 @@ def numeric_data(draw):
 def test_contree_in_two_threads_returns_the_tree_of_one(ds, depth, penalty, min_leaf):
     one = _contree(ds, 1, depth, penalty=penalty, min_leaf=min_leaf)
     two = _contree(ds, 2, depth, penalty=penalty, min_leaf=min_leaf)
-    assert one.stats["threads"] == 1 and two.stats["threads"] == 2
+    assert one.stats["threads"] == 1 and two.stats["threads"] == (2 if depth >= 3 else 1)  # depth two: one thread
     assert (one.status, one.objective, one.bound, one.tree) == (two.status, two.objective, two.bound, two.tree)
 
 
