@@ -27,6 +27,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
                       help="seconds for the whole command, from its start; at the limit the best tree so far")
     common.add_two_class_options(fit)
     common.add_option(fit, "--max-gap", "max_gap", "G")
+    common.add_option(fit, "--threads", "threads", "N")
     common.add_model_options(fit)
     common.add_constraint_options(fit)
     fit.add_argument("--json", action="store_true", help="print one JSON object on stdout")

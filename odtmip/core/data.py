@@ -86,7 +86,14 @@ class Dataset:
         self.y, self.classes_ = encode_labels(y, len(self.X), force_classification)
         self.sample_weight = _check_weights(sample_weight, len(self.X))
         self.encoder = Binarizer(categorical, numeric, n_buckets, n_thresholds, allow_many_levels).fit(self.X)
-        self.Xb = self.encoder.transform(self.X)
+        self._Xb: np.ndarray | None = None  # the binary matrix, made when first read (ConTree reads raw columns)
+
+    @property
+    def Xb(self) -> np.ndarray:
+        """The binary columns as a (n_samples, n_binary) uint8 matrix (made on first use)."""
+        if self._Xb is None:
+            self._Xb = self.encoder.transform(self.X)
+        return self._Xb
 
     # ------------------------------------------------------------------ sizes
     @property
@@ -101,7 +108,7 @@ class Dataset:
     @property
     def n_binary(self) -> int:
         """Number of binary columns."""
-        return self.Xb.shape[1]
+        return len(self.columns)
 
     @property
     def n_classes(self) -> int:
@@ -164,7 +171,7 @@ class Dataset:
         new.encoder.columns_ = list(columns)
         if new.encoder.numeric == "auto":  # the given columns are the split space (see every_threshold)
             new.encoder.numeric = "buckets"
-        new.Xb = new.encoder.transform(self.X)
+        new._Xb = None
         return new
 
     def subset(self, rows) -> Dataset:
@@ -176,7 +183,7 @@ class Dataset:
         new.X = self.X.iloc[rows].reset_index(drop=True)
         new.y = self.y[rows]
         new.sample_weight = None if self.sample_weight is None else self.sample_weight[rows]
-        new.Xb = self.Xb[rows]
+        new._Xb = None if self._Xb is None else self._Xb[rows]
         return new
 
     def reweighted(self, sample_weight) -> Dataset:

@@ -829,11 +829,38 @@ def read_csv(
     if header is None:
         raise DataError(f"{path} is empty")
     sep = _sniff_delimiter(header)
+    frame = _parse_csv(text, sep, path)  # pandas' C parser types the numbers
+    _require_rows(frame, path)
+    names = [str(c).strip() for c in frame.columns]
+    twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
+    if twice is not None:
+        raise DataError(f"{path}: two columns are named {twice!r}")
+    position = {name: i for i, name in enumerate(names)}
+    frame.columns = names
+    frame = _drop(frame, drop, target, path)
+    _check_columns(categorical, list(frame.columns), "make categorical", path)
+    markers = set(MISSING_MARKERS) | {str(v).strip() for v in na_values}
+    # a column of finite numbers is numbers as read, unless a missing marker is itself a number ("-999"); the others
+    # are read again as text and typed by the rules above
+    quick = not np.isfinite(pd.to_numeric(np.array(sorted(markers), dtype=object), errors="coerce")).any()
+    numbers = [name for name in frame.columns if quick and name not in categorical and _finite_numbers(frame[name])]
+    rest = [name for name in frame.columns if name not in numbers]
+    if rest:
+        texts = _parse_csv(text, sep, path, usecols=[position[name] for name in rest])
+        texts.columns = rest
+        texts = _type_csv(texts, path, markers, decimal, categorical)
+        frame = pd.DataFrame({name: frame[name] if name in numbers else texts[name] for name in frame.columns})
+    return _select(frame, target, path)
+
+
+def _parse_csv(text: str, sep: str | None, path: PathLike, usecols: list[int] | None = None) -> pd.DataFrame:
+    """The CSV ``text``: every column typed by pandas, or the columns at ``usecols`` as text."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", pd.errors.ParserWarning)  # more fields than names: pandas drops some
-            frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_filter=False,
-                                index_col=False, skipinitialspace=True, skip_blank_lines=True)
+            return pd.read_csv(io.StringIO(text), sep=sep, dtype=None if usecols is None else str, usecols=usecols,
+                               keep_default_na=False, na_filter=False, index_col=False, skipinitialspace=True,
+                               skip_blank_lines=True)
     except pd.errors.EmptyDataError:
         raise DataError(f"{path} is empty") from None
     except pd.errors.ParserError as exc:
@@ -841,13 +868,11 @@ def read_csv(
         raise FormatError(f"{path}: {message}") from None
     except pd.errors.ParserWarning:
         raise FormatError(f"{path}: the data lines have more fields than the header names") from None
-    _require_rows(frame, path)
-    frame.columns = [str(c).strip() for c in frame.columns]
-    frame = _drop(frame, drop, target, path)
-    _check_columns(categorical, list(frame.columns), "make categorical", path)
-    markers = set(MISSING_MARKERS) | {str(v).strip() for v in na_values}
-    frame = _type_csv(frame, path, markers, decimal, categorical)
-    return _select(frame, target, path)
+
+
+def _finite_numbers(column: pd.Series) -> bool:
+    """Whether pandas read ``column`` as int64 or float64 numbers, all finite."""
+    return column.dtype in (np.int64, np.float64) and bool(np.isfinite(column.to_numpy()).all())
 
 
 # ----------------------------------------------------------------------------------------------------------

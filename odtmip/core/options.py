@@ -36,8 +36,9 @@ from odtmip.core.exceptions import OptionError
 
 __all__ = ["BINOCT_OPTIONS", "CLASS_WEIGHT", "CONSTRAINTS", "CONTREE_OPTIONS", "DP_OPTIONS", "GUNLUK_OPTIONS",
            "MEMORY_LIMIT", "MIN_LEAF", "OCT_H_OPTIONS", "OCT_OPTIONS", "OPTIONS", "REQUIRED", "TARGET_OPTIONS",
-           "TIME_LIMIT", "Boolean", "Choices", "Instance", "Interval", "Option", "check_time_limit", "defaults",
-           "memory_text", "mip_options", "options_of", "physical_memory_gib", "validate"]
+           "THREADS", "TIME_LIMIT", "Boolean", "Choices", "Instance", "Interval", "Option", "check_threads",
+           "check_time_limit", "defaults", "memory_text", "mip_options", "options_of", "physical_memory_gib",
+           "validate"]
 
 
 # ============================================================================================ constraints
@@ -226,6 +227,21 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+THREADS = Option("threads", (Interval(int, 1),), None, "the cores this process may use",
+                 "search threads: the root's subproblems are shared out among them, sharing the cache and the best "
+                 "tree (the same tree as one thread)")
+
+
+def check_threads(threads) -> int:
+    """``threads`` by the rule of :data:`THREADS` (a positive integer; None: :func:`usable_cores`), as an int, for the
+    solvers that take it without :func:`validate`."""
+    if threads is None:
+        return usable_cores()
+    if not THREADS.allowed[0].accepts(threads):
+        raise OptionError(f"threads must be {THREADS.description}, got {threads!r}")
+    return int(threads)
+
+
 #: The default ``memory_limit`` of every solver: half of physical memory, in GiB (rounded down to 0.1).
 MEMORY_LIMIT = int(physical_memory_gib() * 5) / 10
 
@@ -281,6 +297,7 @@ DP_OPTIONS: tuple[Option, ...] = (
            "lambda: minimise errors / W + lambda x leaves (OSDT), W the total weight; not with a penalty"),
     TIME_LIMIT,
     MEMORY,
+    THREADS,
     Option("options", (Instance("odtmip.dp.solver:DPOptions"),), None, "the default DPOptions()",
            "search technique switches (none changes the optimum)"),
     # two-class objectives from the (fp, fn) Pareto front (odtmip.dp.pareto)
@@ -313,6 +330,7 @@ CONTREE_OPTIONS: tuple[Option, ...] = (
     Option("max_gap", (Interval(float, 0, 1, "left"),), 0.0, None,
            "relative gap g: the tree costs at most 1/(1-g) times the optimum (0: exact)"),
     MEMORY,
+    THREADS,
     Option("options", (Instance("odtmip.dp.contree:ContreeOptions"),), None, "the default ContreeOptions()",
            "search technique switches (none changes the optimum)"),
     CONSTRAINTS,

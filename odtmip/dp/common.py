@@ -8,10 +8,14 @@ them from here.
 from __future__ import annotations
 
 import math
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from odtmip.core import progress
 from odtmip.core.data import Dataset
 from odtmip.core.exceptions import OptionError, VerificationError
 from odtmip.core.tree import Tree, branch, is_close, leaf
@@ -202,3 +206,33 @@ def verify_tree(dataset: Dataset, tree: Tree, value: float, penalty: float, min_
     small = [i for i, node in enumerate(tree.nodes) if node.is_leaf and 0 < sizes[i] < min_leaf]
     if small:
         raise VerificationError(f"leaves {small} hold fewer than min_leaf={min_leaf} rows")
+
+
+def in_threads(count: int, task: Callable[[int], object], report: Callable[[], None]) -> tuple[list, float]:
+    """``task(t)`` for t = 0 .. ``count`` - 1: task 0 in this thread, which reports progress through ``report``
+    (:mod:`odtmip.core.progress`), the others each in a thread of its own (the kernels they run release the GIL).
+    Returns their results and the seconds they took together; an exception of any task is raised here once all have
+    ended."""
+    results: list = [None] * count
+    errors: list = []
+
+    def run(t: int) -> None:
+        try:
+            results[t] = task(t)
+        except BaseException as exc:  # re-raised in the calling thread
+            errors.append(exc)
+
+    helpers = [threading.Thread(target=run, args=(t,), daemon=True) for t in range(1, count)]
+    t0 = time.perf_counter()
+    for thread in helpers:
+        thread.start()
+    progress._DP_REPORT[0] = report
+    try:
+        run(0)
+    finally:
+        for thread in helpers:
+            thread.join()
+        progress._DP_REPORT[0] = None
+    if errors:
+        raise errors[0]
+    return results, time.perf_counter() - t0

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from odtmip.core.data import Dataset
 from odtmip.core.exceptions import OptionError, ResourceError
-from odtmip.core.options import MEMORY_LIMIT, check_time_limit, memory_text
+from odtmip.core.options import MEMORY_LIMIT, check_threads, check_time_limit, memory_text
 from odtmip.core.results import SolveResult
 from odtmip.dp import pairwise, solver
 from odtmip.dp.common import MAX_DEPTH_CAP, check_int, check_penalties
@@ -46,7 +46,7 @@ def solve_dp(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | None 
              leaf_penalty: float | None = None, memory_limit: float | None = MEMORY_LIMIT, metric=None,
              min_sensitivity: float | None = None, min_specificity: float | None = None,
              max_false_positives: float | None = None, max_false_negatives: float | None = None, positive=None,
-             pareto_options=None) -> SolveResult:
+             pareto_options=None, threads: int | None = None) -> SolveResult:
     """Optimal classification tree by MurTree-style dynamic programming (see the module docstring).
 
     Parameters
@@ -79,6 +79,9 @@ def solve_dp(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | None 
         sensitivity/specificity floor or caps on the false positives/negatives, with ``positive`` the positive
         class label; see :func:`odtmip.dp.pareto.solve_pareto`. Not with ``min_leaf``, ``penalty`` or
         ``leaf_penalty``.
+    threads : int or None, default=None
+        Search threads (None: the cores this process may use); the tree is the one a single thread returns (see
+        :class:`DPSolver`). ``stats["threads"]`` says how many searched.
 
     Returns
     -------
@@ -113,6 +116,7 @@ def solve_dp(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | None 
         two_class["options"] = two_class.pop("pareto_options")
         return solve_pareto(dataset, max_depth, max_nodes, time_limit, **two_class)
     limit = check_time_limit(time_limit)
+    threads = check_threads(threads)
     if _runs_pairwise(dataset, max_depth, options, memory_limit):
         min_leaf = check_int("min_leaf", min_leaf, 1)
         if max_nodes is not None:
@@ -126,7 +130,7 @@ def solve_dp(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | None 
     else:
         compile_seconds = solver.warm_up()  # loading the kernels counts in the time limit (the solve below reports 0)
     search = DPSolver(dataset, min_leaf=min_leaf, penalty=penalty, leaf_penalty=leaf_penalty, options=options,
-                      memory_limit=memory_limit)
+                      memory_limit=memory_limit, threads=threads)
     prep = time.perf_counter() - t0
     # the search gets what the preprocessing left (a sliver when nothing: it then returns its first tree)
     left = None if limit is None else max(limit - prep, 1e-6)
@@ -142,7 +146,7 @@ def solve_numeric(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | 
                   leaf_penalty: float | None = None, memory_limit: float | None = MEMORY_LIMIT, metric=None,
                   min_sensitivity: float | None = None, min_specificity: float | None = None,
                   max_false_positives: float | None = None, max_false_negatives: float | None = None, positive=None,
-                  pareto_options=None) -> SolveResult:
+                  pareto_options=None, threads: int | None = None) -> SolveResult:
     """The ``"dp"`` solver: :func:`~odtmip.dp.solve_dp`'s problem, over every threshold of the numeric columns when
     the dataset asks for it (:attr:`~odtmip.core.data.Dataset.every_threshold`, the default ``numeric="auto"``).
 
@@ -157,14 +161,15 @@ def solve_numeric(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | 
                  "positive": positive, "pareto_options": pareto_options}
     dp = {"max_depth": max_depth, "max_nodes": max_nodes, "min_leaf": min_leaf, "penalty": penalty,
           "time_limit": time_limit, "options": options, "leaf_penalty": leaf_penalty, "memory_limit": memory_limit,
-          **two_class}
+          "threads": threads, **two_class}
     if not dataset.every_threshold:
         res = solve_dp(dataset, **dp)
         res.stats["split_space"] = f"the binary columns of the encoding ({dataset.encoder.describe()})"
         return res
     full = max_depth is not None and (max_nodes is None or max_nodes >= (1 << min(max_depth, 62)) - 1)
     if full and leaf_penalty is None and options is None and all(v is None for v in two_class.values()):
-        return solve_contree(dataset, max_depth, min_leaf, penalty, time_limit, memory_limit=memory_limit)
+        return solve_contree(dataset, max_depth, min_leaf, penalty, time_limit, memory_limit=memory_limit,
+                             threads=threads)
     res = solve_dp(midpoint_columns(dataset), **dp)
     res.stats["split_space"] = "every midpoint of the numeric columns, as binary columns"
     return res

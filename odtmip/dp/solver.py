@@ -112,7 +112,7 @@ import numpy as np
 from odtmip.core import progress
 from odtmip.core.data import Dataset
 from odtmip.core.exceptions import OptionError, ResourceError, VerificationError
-from odtmip.core.options import MEMORY_LIMIT, check_switches, check_time_limit, memory_text
+from odtmip.core.options import MEMORY_LIMIT, check_switches, check_threads, check_time_limit, memory_text
 from odtmip.core.results import SolveResult, Status, stopped_status
 from odtmip.core.tree import Tree, leaf
 from odtmip.dp._kernels import _cache as kc
@@ -120,6 +120,7 @@ from odtmip.dp._kernels import _common as kcommon
 from odtmip.dp._kernels import _depth2 as kdepth2
 from odtmip.dp._kernels import _interpreted
 from odtmip.dp._kernels import _search as ksearch
+from odtmip.dp._kernels._cache import ROOT_COST, new_root
 from odtmip.dp._kernels._common import Data, Params
 from odtmip.dp._kernels._depth2 import new_scratch
 from odtmip.dp._kernels._search import (
@@ -150,6 +151,7 @@ from odtmip.dp.common import (
     check_penalties,
     encode_columns,
     equivalent_minority,
+    in_threads,
     internal_branch,
     internal_spec,
     pack_columns,
@@ -307,16 +309,17 @@ def runs_interpreted(dataset: Dataset, options: DPOptions) -> bool:
 
 
 # ------------------------------------------------------------------------------------------ memory
-def estimated_memory_gib(n: int, p: int, n_classes: int, frequency: bool) -> float:
+def estimated_memory_gib(n: int, p: int, n_classes: int, frequency: bool, threads: int = 1) -> float:
     """GiB the DP's arrays take for ``n`` rows, ``p`` binary columns and ``n_classes`` classes, before its cache:
     the column matrix, its encoded copy and the rows' lists of present columns (int64, built from at most
-    half of the entries after the minority flip), the bitsets of the columns and of the depth-two solver's
-    compacted columns per class, and with ``frequency`` counting the two counters of all column pairs."""
+    half of the entries after the minority flip), the bitsets of the columns and, per search thread, of the
+    depth-two solver's compacted columns per class, and with ``frequency`` counting the two counters of all column
+    pairs (per thread)."""
     words = (n + 63) // 64
-    size = 12 * n * p + 8 * words * p * (n_classes + 1)
+    per_thread = 8 * words * p * n_classes
     if frequency:
-        size += 2 * 8 * p * p * (n_classes + 1)
-    return size / 2**30
+        per_thread += 2 * 8 * p * p * (n_classes + 1)
+    return (12 * n * p + 8 * words * p + threads * per_thread) / 2**30
 
 
 # ------------------------------------------------------------------------------------------ warm-up
@@ -341,6 +344,7 @@ def warm_up() -> float:
             stopped._params = stopped._params._replace(node_limit=1)
             stopped.solve(max_depth=3)
     kcommon.clock()  # its object-mode block is compiled at the first call (never cached): here, not in a solve
+    kcommon.yield_core()  # the same
 
 
 # ------------------------------------------------------------------------------------------- solver
@@ -368,6 +372,10 @@ class DPSolver:
         GiB: data whose arrays (:func:`estimated_memory_gib`) would take more is refused with a
         :class:`~odtmip.core.exceptions.ResourceError`; a search whose cache would outgrow it stops and returns its
         best tree with ``Status.MEMORY_LIMIT``. None: no guard.
+    threads : int or None, default=None
+        Search threads (None: the cores this process may use). At depth >= 3 the root's features are shared out
+        among them (:meth:`_run`), with one cache and the best root tree shared; the tree is the one a single
+        thread returns. The interpreted engine searches in one thread.
 
     Examples
     --------
@@ -384,8 +392,9 @@ class DPSolver:
 
     def __init__(self, dataset: Dataset, *, min_leaf: int = 1, penalty: float = 0.0,
                  leaf_penalty: float | None = None, options: DPOptions | None = None,
-                 memory_limit: float | None = MEMORY_LIMIT):
+                 memory_limit: float | None = MEMORY_LIMIT, threads: int | None = None):
         self.dataset = dataset
+        self.threads = check_threads(threads)
         self.min_leaf = check_int("min_leaf", min_leaf, 1)
         penalty, self.leaf_penalty = check_penalties(penalty, leaf_penalty)
         self.total_weight = float(np.sum(dataset.weights))
@@ -408,7 +417,7 @@ class DPSolver:
         self._bitset = counting == "bitset" or (counting == "auto" and unit)
         self.memory_limit = memory_limit
         (n, p), K = dataset.Xb.shape, dataset.n_classes
-        self._arrays_gib = estimated_memory_gib(n, p, K, frequency=not self._bitset)
+        self._arrays_gib = estimated_memory_gib(n, p, K, frequency=not self._bitset, threads=self.threads)
         if memory_limit is not None and self._arrays_gib > memory_limit:
             raise ResourceError(
                 f"the DP on {n:,} rows x {p:,} binary columns ({K} classes"
@@ -442,6 +451,7 @@ class DPSolver:
         self._cache = kc.new_tables(self._key_words)
         self._scratch = new_scratch(n, p, W, K, frequency=not self._bitset)
         self._archive = None
+        self._helpers: list = []  # the other threads' (archive, scratch), made at their first search
         self._root = np.zeros(W, dtype=np.uint64)
         full = np.ones(n, dtype=np.uint8)[:, None]
         self._root[:] = pack_columns(full)[0]
@@ -476,7 +486,7 @@ class DPSolver:
         st[kcommon.S_NEXT_REPORT] = (np.iinfo(np.int64).max if math.isinf(prm.report_every)
                                      else int((time.perf_counter() + prm.report_every) * 1e6))
         return Search(data=self._data, cache=self._cache, archive=self._archive, scratch=self._scratch,
-                      levels=levels, prm=prm, st=st, incumbent=new_incumbent())
+                      levels=levels, prm=prm, st=st, incumbent=new_incumbent(), root=new_root(False))
 
     # ------------------------------------------------------------------ solve
     def solve(self, max_depth: int | None = 3, max_nodes: int | None = None,
@@ -535,6 +545,7 @@ class DPSolver:
         t0 = time.perf_counter()
         compile_seconds = 0.0 if self._interpreted else warm_up()  # loading the kernels counts in the time limit
         stats: dict = {"engine": "interpreted" if self._interpreted else "compiled", "features": self._p,
+                       "threads": 1 if self._interpreted else self.threads,
                        "features_raw": int(self.dataset.Xb.shape[1]), "tolerance": self._tol}
         if compile_seconds:
             stats["compile_seconds"] = compile_seconds
@@ -547,6 +558,7 @@ class DPSolver:
                                     report_every=progress.INTERVAL if progress.enabled() else math.inf)
         self._reporter = progress.Reporter("dp", t0)
         self._totals, self._grows = np.zeros(kcommon.N_STATS, dtype=np.int64), 0
+        self._thread_nodes, self._parallel_seconds = np.zeros(self.threads, dtype=np.int64), 0.0
         eq = self.equivalent_points_weight
         # the greedy tree (odtmip.dp.anytime) is the first incumbent and the search's upper bound; ``warm`` holds
         # (spec, objective, nodes, depth budget, node budget) of the best tree known outside the running search
@@ -555,6 +567,7 @@ class DPSolver:
         else:
             greedy_depth = depth
         warm = self._greedy(greedy_depth, node_limit, prm, stats)
+        greedy = warm
         ubc, ubn = (warm[1], warm[2]) if warm is not None else (math.inf, NO_BOUND_NODES)
         if unbounded or (self.penalty > 0 and self.options.iterative_deepening):
             # Iterative deepening (as the solver of [STreeD] searches its sparse objective): depths k = 2, 3, ...
@@ -619,6 +632,12 @@ class DPSolver:
             strict = warm is not None and not self.options.fewest_nodes
             if not settled:  # the search for the optimum under the incumbent
                 cost, nodes, st, search, out_of_memory = self._run(d, n, ubc, -1 if strict else ubn, prm)
+                if st[kcommon.S_TIMEOUT] or out_of_memory:
+                    return self._stopped(d, n, search, warm, stats, t0, eq, (d, n), out_of_memory)
+            if strict and not math.isfinite(cost) and warm is not greedy:
+                # no tree beats a round's incumbent, which depends on where the rounds stopped (and on the threads):
+                # the first tree as good in the order of one search, found mostly in the cache
+                cost, nodes, st, search, out_of_memory = self._run(d, n, warm[1], NO_BOUND_NODES, prm)
                 if st[kcommon.S_TIMEOUT] or out_of_memory:
                     return self._stopped(d, n, search, warm, stats, t0, eq, (d, n), out_of_memory)
             if math.isfinite(cost):
@@ -750,16 +769,39 @@ class DPSolver:
         ``best``: the objective of the best tree known, if above ``ubc`` (a bound pass); ``nodes_cap``: stop
         after that many search nodes. ``prm.node_limit`` limits the search nodes of all searches of a call.
 
+        With several threads and a root that splits into subproblems of depth >= 1 (no depth-two root), the threads
+        first share out the root's features (:meth:`_run_threads`); then one thread searches the root under the best
+        tree they found, which finds the children in the cache and picks the tree of the one-thread search (the first
+        in feature order among the best), and stores the root.
+
         Returns the optimum (objective, nodes) within the bound (inf if none), the statistics, the search
         state (its root incumbent and levels) and whether the memory limit stopped the search (the cache would
         outgrow it). The statistics and cache grows add up in ``self._totals`` and ``self._grows``.
         """
         left = prm.node_limit - int(self._totals[kcommon.S_NODES])
-        search = self._new_search(d, prm._replace(node_limit=left if nodes_cap is None else min(left, nodes_cap)))
-        st = search.st
+        prm = prm._replace(node_limit=left if nodes_cap is None else min(left, nodes_cap))
         shown = ubc if best is None else best
+        limit = 2 if self.options.depth_two else 1
+        if self.threads == 1 or self._interpreted or min(d, n) <= limit or self._p < 2:
+            return self._run_one(d, n, ubc, ubn, prm, shown)
+        cost, nodes, st, search, out_of_memory = self._run_threads(d, n, ubc, ubn, prm, shown)
+        if out_of_memory or st[kcommon.S_TIMEOUT]:
+            return cost, nodes, st, search, out_of_memory
+        if math.isfinite(cost):  # the optimum: one thread searches the root under it
+            ubc, ubn = cost, (nodes if self.options.fewest_nodes else NO_BOUND_NODES)
+        prm = prm._replace(node_limit=max(1, prm.node_limit - int(st[kcommon.S_NODES])))
+        cost, nodes, last, final, out_of_memory = self._run_one(d, n, ubc, ubn, prm, shown)
+        if last[kcommon.S_TIMEOUT] and _better_root(search.incumbent, final.incumbent, self._tol):
+            final = final._replace(incumbent=search.incumbent)
+        return cost, nodes, st + last, final, out_of_memory
+
+    def _run_one(self, d: int, n: int, ubc: float, ubn: int, prm: Params, shown: float):
+        """:meth:`_run` in this thread, ``prm.node_limit`` its search nodes."""
+        search = self._new_search(d, prm)
+        st = search.st
         while True:
             st[kcommon.S_FULL] = 0
+            self._cache.used[kc.U_STOP] = 0
             progress._DP_REPORT[0] = lambda: self._progress(search, d, n, shown)  # noqa: B023 (called in the loop)
             try:
                 cost, nodes, _ = self._k.search.solve_node(search, 0, 0, d, n, ubc, ubn)
@@ -767,15 +809,74 @@ class DPSolver:
                 progress._DP_REPORT[0] = None
             if not st[kcommon.S_FULL]:
                 break
-            grown_gib = self._arrays_gib + 2 * kc.tables_gib(self._cache)
-            if self.memory_limit is not None and grown_gib > self.memory_limit:
+            if not self._grow():
                 self._totals += st
                 return math.inf, 0, st, search, True
-            self._cache = self._k.cache.grow_tables(self._cache)
             search = search._replace(cache=self._cache)
-            self._grows += 1
         self._totals += st
         return float(cost), int(nodes), st, search, False
+
+    def _grow(self) -> bool:
+        """Double the cache's tables, unless that would outgrow the memory limit (then False)."""
+        grown_gib = self._arrays_gib + 2 * kc.tables_gib(self._cache)
+        if self.memory_limit is not None and grown_gib > self.memory_limit:
+            return False
+        self._cache = self._k.cache.grow_tables(self._cache)
+        self._grows += 1
+        return True
+
+    def _thread_search(self, t: int, d: int, prm: Params, root: np.ndarray) -> Search:
+        """The search state of thread ``t`` (0: this solver's own archive and depth-two arrays; the others keep theirs
+        across searches) at a root of depth budget ``d`` shared out through ``root``."""
+        search = self._new_search(d, prm)
+        if t > 0:
+            while len(self._helpers) < t:
+                self._helpers.append((None, new_scratch(self._n, self._p, self._W, self._K,
+                                                        frequency=not self._bitset)))
+            archive, scratch = self._helpers[t - 1]
+            archive = grow_archive(archive, d, self._W)
+            self._helpers[t - 1] = (archive, scratch)
+            search = search._replace(archive=archive, scratch=scratch)
+        return search._replace(root=root)
+
+    def _run_threads(self, d: int, n: int, ubc: float, ubn: int, prm: Params, shown: float):
+        """The root's features shared out among ``self.threads`` threads (:func:`~odtmip.dp._kernels._search.solve_node`
+        releases the GIL): each takes the next feature no thread has taken and searches it under the best root tree
+        of all threads, in one cache shared under a lock. Each thread reads the clock and stops at the deadline and
+        at its share of ``prm.node_limit``; one that fills the cache stops them all, and the cache grows.
+
+        Returns what :meth:`_run_one` returns, for the root as the threads left it: the best tree they found (not yet
+        stored in the cache), their statistics summed, thread 0's search state with the best root incumbent of all.
+        """
+        T = self.threads
+        each = prm._replace(node_limit=-(-prm.node_limit // T))  # each thread's share of the search nodes
+        with kc.shared_by_threads(self._cache):
+            while True:
+                self._cache.used[kc.U_STOP] = 0
+                root = new_root(True)
+                searches = [self._thread_search(t, d, each if t == 0 else each._replace(report_every=math.inf), root)
+                            for t in range(T)]
+                found, seconds = in_threads(
+                    T, lambda t, ss=searches: self._k.search.solve_node(ss[t], 0, 0, d, n, ubc, ubn),
+                    lambda ss=searches: self._progress(ss[0], d, n, shown))
+                self._parallel_seconds += seconds
+                self._thread_nodes += [s.st[kcommon.S_NODES] for s in searches]
+                st = np.sum([s.st for s in searches], axis=0)
+                if not any(s.st[kcommon.S_FULL] for s in searches):
+                    break
+                self._totals += st
+                if not self._grow():
+                    return math.inf, 0, st, searches[0], True
+        self._totals += st
+        if any(s.st[kcommon.S_NODES] > each.node_limit for s in searches):
+            st[kcommon.S_NODES] = max(int(st[kcommon.S_NODES]), prm.node_limit + 1)  # a thread stopped at its share
+        inc = searches[0].incumbent
+        for s in searches[1:]:
+            if _better_root(s.incumbent, inc, self._tol):
+                inc = s.incumbent
+        best = min((r[:2] for r in found if r is not None and math.isfinite(r[0])), default=(math.inf, 0),
+                   key=lambda r: (float(r[0]), int(r[1])))
+        return float(best[0]), int(best[1]), st, searches[0]._replace(incumbent=inc, st=st), False
 
     def _lower_bound(self, search: Search, d: int, n: int) -> float:
         """Lower bound on the root's optimum at budget (d, n), valid at any moment of ``search``: its cached bound,
@@ -788,7 +889,7 @@ class DPSolver:
     def _progress(self, search: Search, d: int, n: int, ubc: float) -> None:
         """A progress line: the best root tree of this search (or the best tree known before it, ``ubc``) and the
         lower bound of the root at budget (d, n)."""
-        best = min(float(search.incumbent[INC_COST]), ubc)
+        best = min(float(search.incumbent[INC_COST]), float(search.root[ROOT_COST]), ubc)  # root: of all threads
         bound = min(self._lower_bound(search, d, n), best)
         self._reporter(self._report(best) if math.isfinite(best) else None, self._report(bound))
 
@@ -832,6 +933,8 @@ class DPSolver:
             cache_grows=self._grows,
             search_seconds=time.perf_counter() - t0,
         )
+        if self._parallel_seconds:  # the work of each thread where they shared out the root's features
+            stats.update(parallel_seconds=self._parallel_seconds, thread_nodes=self._thread_nodes.tolist())
 
     # ---------------------------------------------------------------- units
     def _report(self, value: float) -> float:
@@ -913,3 +1016,15 @@ class DPSolver:
 
     def _verify(self, tree: Tree, value: float, d: int, n: int) -> None:
         verify_tree(self.dataset, tree, value, self.penalty, self.min_leaf, d, n)
+
+
+def _better_root(inc: np.ndarray, other: np.ndarray, tol: float) -> bool:
+    """Whether the root incumbent ``inc`` beats ``other``: a smaller (objective, nodes), or as good on a lower
+    feature (the one-thread search meets features in order)."""
+    a = (float(inc[INC_COST]), int(inc[INC_NODES]))
+    b = (float(other[INC_COST]), int(other[INC_NODES]))
+    if not math.isfinite(a[0]):
+        return False
+    if not math.isfinite(b[0]) or a[0] < b[0] - tol or (abs(a[0] - b[0]) <= tol and a[1] < b[1]):
+        return True
+    return abs(a[0] - b[0]) <= tol and a[1] == b[1] and inc[INC_FEATURE] < other[INC_FEATURE]

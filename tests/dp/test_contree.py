@@ -135,15 +135,16 @@ def test_time_limit_returns_a_verified_tree_and_a_valid_bound(rng):
     assert 0.0 <= res.bound <= best2 - 0  # a depth-4 tree is never worse than the depth-2 optimum
 
 
-def _stops(ds, depth, penalty=0.0, options=None):
+def _stops(ds, depth, penalty=0.0, options=None, threads=1):
     """(optimum, stops): the search solved without a limit, and the same search stopped after 1, 2, 3, ... nodes
     (10 % more each time) until it finishes, as (bound, objective) per stop; each stop is checked: a verified tree
     (by the solver) and a bound between the optimum and the returned objective. (Doubling missed the stops in the
-    second-to-last feature, whose bound took the features after it as searched.)"""
+    second-to-last feature, whose bound took the features after it as searched.) With ``threads`` > 1 each thread
+    stops at its share of the nodes, wherever the others are."""
     optimum = solve_contree(ds, depth, penalty=penalty, options=options)
     stops, limit = [], 1
     while True:
-        solver = ContreeSolver(ds, penalty=penalty, options=options)
+        solver = ContreeSolver(ds, penalty=penalty, options=options, threads=threads)
         solver._node_limit = limit
         res = solver.solve(depth)
         if res.status is Status.OPTIMAL:
@@ -158,14 +159,15 @@ def _stops(ds, depth, penalty=0.0, options=None):
 @pytest.mark.parametrize("penalty", [0.0, 1.5])
 @pytest.mark.parametrize("weights", ["none", "real"])
 @pytest.mark.parametrize("improve_nodes", [anytime.IMPROVE_NODES, 0])
-def test_a_search_stopped_anywhere_returns_a_valid_bound(penalty, weights, improve_nodes):
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_search_stopped_anywhere_returns_a_valid_bound(penalty, weights, improve_nodes, threads):
     # improve_nodes=0: bound passes right after the greedy tree, so stops fall into them too
     rng = np.random.default_rng(3)
     X = rng.random((80, 3)).round(2)
     y = (X[:, 0] + X[:, 1] > 1).astype(int) ^ (rng.random(80) < 0.2)
     ds = Dataset(X, y, None if weights == "none" else rng.random(80) + 0.5)
     with mock.patch.object(anytime, "IMPROVE_NODES", improve_nodes):
-        _, stops = _stops(ds, 3, penalty)
+        _, stops = _stops(ds, 3, penalty, threads=threads)
     assert len(stops) >= 10 and any(bound > 0 for bound, _ in stops)
 
 
@@ -220,7 +222,8 @@ def test_the_bound_of_a_stop_after_the_first_root_threshold():
     assert res.bound == min(best, left + 1.0, right + 1.0) > 0
 
 
-def test_memory_limit_refuses_arrays_and_stops_a_growing_cache(monkeypatch):
+@pytest.mark.parametrize("threads", [1, 2])
+def test_memory_limit_refuses_arrays_and_stops_a_growing_cache(monkeypatch, threads):
     from odtmip.core.exceptions import ResourceError
     from odtmip.dp import contree
 
@@ -229,13 +232,13 @@ def test_memory_limit_refuses_arrays_and_stops_a_growing_cache(monkeypatch):
     y = (X[:, 0] > X[:, 1]).astype(int) ^ (rng.random(200) < 0.2)
     ds = Dataset(X, y)
     with pytest.raises(ResourceError, match="memory_limit = 0.0001 GiB"):
-        solve_contree(ds, 3, memory_limit=1e-4)
+        solve_contree(ds, 3, memory_limit=1e-4, threads=threads)
     optimum = solve_contree(ds, 3).objective
     monkeypatch.setattr(contree, "_table_sizes", lambda words: (4, 8))  # a cache that must grow at once
-    arrays = contree.work_memory_gib(3, 3, 200)
-    grown = solve_contree(ds, 3, memory_limit=arrays + 0.001)  # room for the tables to grow
+    arrays = contree.work_memory_gib(3, 3, 200) * threads  # each thread's scratch
+    grown = solve_contree(ds, 3, memory_limit=arrays + 0.001, threads=threads)  # room for the tables to grow
     assert grown.status is Status.OPTIMAL and grown.objective == optimum and grown.stats["cache_grows"] > 0
-    res = solve_contree(ds, 3, memory_limit=arrays + 2e-6)  # the first tables fit, twice them do not
+    res = solve_contree(ds, 3, memory_limit=arrays + 2e-6, threads=threads)  # the first tables fit, twice them do not
     assert res.status is Status.MEMORY_LIMIT and res.stop_reason == "memory_limit"
     assert res.tree is not None and res.objective == ds.misclassifications(res.tree)
     assert res.bound <= optimum <= res.objective

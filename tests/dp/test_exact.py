@@ -232,7 +232,7 @@ def test_a_perfect_greedy_tree_ends_the_search_for_any_optimal_tree():
     search has nothing to look for; with it the search still proves that 2 branch nodes are the fewest."""
     X = np.array([[a, b, c] for a in (0, 1) for b in (0, 1) for c in (0, 1)] * 3)
     ds = Dataset(X, X[:, 0] & X[:, 1])
-    first, fewest = solve_dp(ds, 4, options=ANY_OPTIMAL), solve_dp(ds, 4)
+    first, fewest = solve_dp(ds, 4, options=ANY_OPTIMAL, threads=1), solve_dp(ds, 4, threads=1)
     assert first.objective == fewest.objective == 0 and first.optimal
     assert first.stats["nodes"] == 1 < fewest.stats["nodes"]  # the root's call, which finds no better tree
     assert fewest.tree.n_branch_nodes == 2

@@ -56,7 +56,7 @@ def numeric_problem(draw):
 @given(numeric_problem())
 def test_interpreted_contree_searches_node_for_node_as_compiled(problem):
     ds, depth, kwargs, switches = problem
-    a = ContreeSolver(ds, options=ContreeOptions(engine="compiled", **switches), **kwargs).solve(depth)
+    a = ContreeSolver(ds, options=ContreeOptions(engine="compiled", **switches), threads=1, **kwargs).solve(depth)
     b = ContreeSolver(ds, options=ContreeOptions(engine="interpreted", **switches), **kwargs).solve(depth)
     assert (a.stats["engine"], b.stats["engine"]) == ("compiled", "interpreted")
     assert b.objective == a.objective and b.tree.to_text() == a.tree.to_text()
@@ -92,21 +92,21 @@ def iris_like(n=60, seed=0):
 
 def test_auto_interprets_until_the_kernels_are_ready_and_then_compiles_within_the_budget(monkeypatch):
     ds = iris_like()
-    reference = ContreeSolver(ds, options=COMPILED).solve(3)
+    reference = ContreeSolver(ds, options=COMPILED, threads=1).solve(3)
     monkeypatch.setattr(interp, "compiled_ready", lambda *kernels, warm_up=None: False)
     a_new_process(monkeypatch, contree, 60.0)
-    first = ContreeSolver(ds).solve(3)  # a new machine: the interpreter, within its budget
+    first = ContreeSolver(ds, threads=1).solve(3)  # a new machine: the interpreter, within its budget
     assert first.stats["engine"] == "interpreted" and "interpreted_seconds" not in first.stats
     assert first.tree.to_text() == reference.tree.to_text() and first.stats["nodes"] == reference.stats["nodes"]
     a_new_process(monkeypatch, contree, 1e-9)  # a search longer than the budget: compile, search again
-    again = ContreeSolver(ds).solve(3)
+    again = ContreeSolver(ds, threads=1).solve(3)
     assert again.stats["engine"] == "compiled" and again.stats["interpreted_seconds"] > 0.0
     assert again.tree.to_text() == reference.tree.to_text() and again.stats["nodes"] == reference.stats["nodes"]
     assert again.status is Status.OPTIMAL and again.bound == again.objective == reference.objective
-    third = ContreeSolver(ds).solve(3)  # the process spent its budget: compiled at once
+    third = ContreeSolver(ds, threads=1).solve(3)  # the process spent its budget: compiled at once
     assert third.stats["engine"] == "compiled" and "interpreted_seconds" not in third.stats
     monkeypatch.undo()
-    assert ContreeSolver(ds).solve(3).stats["engine"] == "compiled"  # compiled in this process by now
+    assert ContreeSolver(ds, threads=1).solve(3).stats["engine"] == "compiled"  # compiled in this process by now
 
 
 def a_new_process(monkeypatch, module, budget):
@@ -209,16 +209,16 @@ def test_the_interpreter_searches_until_the_second_process_has_compiled_or_the_t
 
 def test_the_interpreted_search_stops_when_the_second_process_has_compiled_the_kernels(monkeypatch):
     ds = iris_like()
-    reference = ContreeSolver(ds, options=COMPILED).solve(3)
+    reference = ContreeSolver(ds, options=COMPILED, threads=1).solve(3)
     monkeypatch.setattr(interp, "compiled_ready", lambda *kernels, warm_up=None: False)
     a_new_process(monkeypatch, contree, 1e-9)  # a budget the interpreter would spend at once
     background = Compiling()
     monkeypatch.setattr(interp, "compile_in_background", lambda warm_up, one_core=False: background)
-    first = ContreeSolver(ds).solve(3)  # still compiling: the interpreter, to the end, whatever the budget
+    first = ContreeSolver(ds, threads=1).solve(3)  # still compiling: the interpreter, to the end, whatever the budget
     assert first.stats["engine"] == "interpreted" and not background.waited
     assert first.tree.to_text() == reference.tree.to_text() and first.stats["nodes"] == reference.stats["nodes"]
     background.done = True  # compiled: the interpreter stops at its first look at the clock, and the compiled
-    again = ContreeSolver(ds).solve(3)  # kernels search again
+    again = ContreeSolver(ds, threads=1).solve(3)  # kernels search again
     assert again.stats["engine"] == "compiled" and again.stats["interpreted_seconds"] > 0.0
     assert again.tree.to_text() == reference.tree.to_text() and again.stats["nodes"] == reference.stats["nodes"]
     assert again.status is Status.OPTIMAL and again.bound == again.objective == reference.objective
@@ -239,16 +239,16 @@ def test_a_time_limit_never_waits_for_the_compile(monkeypatch):
 
 def test_if_the_second_process_fails_the_interpreter_gets_its_budget(monkeypatch):
     ds = iris_like()
-    reference = ContreeSolver(ds, options=COMPILED).solve(3)
+    reference = ContreeSolver(ds, options=COMPILED, threads=1).solve(3)
     monkeypatch.setattr(interp, "compiled_ready", lambda *kernels, warm_up=None: False)
     a_new_process(monkeypatch, contree, 60.0)
     monkeypatch.setattr(interp, "compile_in_background", lambda warm_up, one_core=False: Compiling(done=True, code=1))
-    first = ContreeSolver(ds).solve(3)  # within the budget: the interpreter, to the end
+    first = ContreeSolver(ds, threads=1).solve(3)  # within the budget: the interpreter, to the end
     assert first.stats["engine"] == "interpreted" and first.tree.to_text() == reference.tree.to_text()
     assert interp._SPENT[ContreeSolver] > 0.0
     a_new_process(monkeypatch, contree, 1e-9)
     monkeypatch.setattr(interp, "compile_in_background", lambda warm_up, one_core=False: Compiling(done=True, code=1))
-    again = ContreeSolver(ds).solve(3)  # beyond it: compiled (here, in this process)
+    again = ContreeSolver(ds, threads=1).solve(3)  # beyond it: compiled (here, in this process)
     assert again.stats["engine"] == "compiled" and again.stats["interpreted_seconds"] > 0.0
     assert again.tree.to_text() == reference.tree.to_text() and again.status is Status.OPTIMAL
 
@@ -329,7 +329,7 @@ def test_the_second_process_is_left_to_finish_once_the_budget_is_spent_or_anothe
         running = a_process_that_compiles_forever()
         monkeypatch.setattr(interp, "_BACKGROUND", {key: running})
         try:
-            assert ContreeSolver(ds).solve(3).stats["engine"] == "interpreted"
+            assert ContreeSolver(ds, threads=1).solve(3).stats["engine"] == "interpreted"
             assert running.poll() is None and interp._BACKGROUND == {key: running}
             assert interp._WAITERS == {key: waiting}
         finally:
@@ -348,7 +348,7 @@ def test_a_second_process_still_compiling_at_exit_is_stopped(monkeypatch):
 
 def test_a_time_limit_inside_the_interpreter_returns_its_best_tree_and_a_bound():
     ds = iris_like(seed=1)
-    optimum = ContreeSolver(ds, options=COMPILED).solve(3).objective
+    optimum = ContreeSolver(ds, options=COMPILED, threads=1).solve(3).objective
     for nodes in (0, 1, 5, 40):
         solver = ContreeSolver(ds, options=INTERPRETED)
         solver._node_limit = nodes
@@ -376,7 +376,7 @@ def test_the_interpreted_search_visits_the_nodes_of_the_compiled_one(ds, depth, 
                                                                       fewest):
     switches = {"counting": counting, "similarity": similarity, "fewest_nodes": fewest}
     max_depth = None if depth == 0 and "leaf_penalty" in kwargs else depth
-    a = DPSolver(ds, options=DPOptions(engine="compiled", **switches), **kwargs).solve(max_depth)
+    a = DPSolver(ds, options=DPOptions(engine="compiled", **switches), threads=1, **kwargs).solve(max_depth)
     b = DPSolver(ds, options=DPOptions(engine="interpreted", **switches), **kwargs).solve(max_depth)
     assert (a.stats["engine"], b.stats["engine"]) == ("compiled", "interpreted")
     assert b.objective == a.objective and b.tree.to_text() == a.tree.to_text()
@@ -386,14 +386,14 @@ def test_the_interpreted_search_visits_the_nodes_of_the_compiled_one(ds, depth, 
 
 def test_the_search_interprets_until_its_kernels_are_ready_then_compiles_within_the_budget(monkeypatch):
     ds = Dataset(np.random.default_rng(4).integers(0, 2, size=(80, 8)), np.random.default_rng(5).integers(0, 3, 80))
-    reference = DPSolver(ds, options=DPOptions(engine="compiled", similarity=False)).solve(3)
+    reference = DPSolver(ds, options=DPOptions(engine="compiled", similarity=False), threads=1).solve(3)
     monkeypatch.setattr(interp, "compiled_ready", lambda *kernels, warm_up=None: False)
     a_new_process(monkeypatch, solver, 60.0)
     first = solve_dp(ds, 3, options=DPOptions(similarity=False))  # a switch set: not the pairwise engine
     assert first.stats["engine"] == "interpreted" and "compile_seconds" not in first.stats
     assert first.tree.to_text() == reference.tree.to_text() and first.stats["nodes"] == reference.stats["nodes"]
     a_new_process(monkeypatch, solver, 1e-9)
-    again = DPSolver(ds, options=DPOptions(similarity=False)).solve(3)
+    again = DPSolver(ds, options=DPOptions(similarity=False), threads=1).solve(3)
     assert again.stats["engine"] == "compiled" and again.stats["interpreted_seconds"] > 0.0
     assert again.status is Status.OPTIMAL and again.objective == again.bound == reference.objective
     assert again.tree.to_text() == reference.tree.to_text()

@@ -137,6 +137,22 @@ def test_stray_text_in_a_numeric_column_is_an_error_naming_it(tmp_path):
     assert isinstance(X["age"].dtype, pd.CategoricalDtype) and "n/a" in X["age"].cat.categories
 
 
+def test_a_number_given_as_missing_is_missing_in_a_column_of_numbers(tmp_path):
+    path = _csv(tmp_path, _rows("x,z,label", [("1.5", "-999", "a"), ("-999", " 2 ", "b"), ("3", "4", "a")]))
+    X, _ = ds.load(path, na_values=["-999"])
+    assert X["x"].isna().tolist() == [False, True, False] and X["x"][0] == 1.5
+    assert X["z"].isna().tolist() == [True, False, False] and X["z"][1] == 2.0
+    X, _ = ds.load(path)  # without the marker the columns are whole numbers, the spaces stripped
+    assert X["z"].dtype == np.int64 and X["z"].tolist() == [-999, 2, 4]
+
+
+def test_two_columns_of_one_name_are_an_error(tmp_path):
+    path = _csv(tmp_path, _rows("x,x ,label", [("1", "2", "a"), ("3", "4", "b")]))  # the same name, stripped
+    with pytest.raises(DataError) as exc:
+        ds.load(path)
+    assert _one_line(exc).endswith("two columns are named 'x'")
+
+
 def test_text_with_a_few_numbers_stays_text(tmp_path):
     path = _csv(tmp_path, _rows("size,label", zip(["S", "M", "L", "XL", "1", "2"] * 3, ["a", "b"] * 9, strict=True)))
     X, _ = ds.load(path)

@@ -7,17 +7,35 @@ the children's features for depth-two results). Key indices never change, so oth
 similarity archive) may hold them. A general (non-terminal) entry records the budgets its children were
 solved and cached under, which :func:`~odtmip.dp._kernels._common.effective_budget` may have reduced, so
 that the tree is rebuilt from exactly those entries. When a table is full the kernel sets the S_FULL flag
-and returns; Python grows the arrays (:func:`grow_tables`) and re-enters the search.
+(and U_STOP, which stops every thread of a search) and returns; Python grows the arrays (:func:`grow_tables`) and
+re-enters the search.
+
+Search threads share one cache (:func:`~odtmip.dp._kernels._search.solve_node`): with U_SHARED set, every reading
+or writing function below holds a spin lock (U_LOCK, :func:`lock`) while it runs, so that no thread reads a key or an
+entry half written. An optimal entry, once stored, is never changed (a second thread that solves the same
+subproblem stores the same values), so a caller may read its fields after the lock is released.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
-from odtmip.dp._kernels._common import INTERNAL, NUMBA_CACHE, S_FULL, copy_words, hash_key, lex_lt
+from odtmip.dp._kernels._common import (
+    INF,
+    INTERNAL,
+    NUMBA_CACHE,
+    S_FULL,
+    compare_and_swap,
+    copy_words,
+    hash_key,
+    lex_lt,
+    yield_core,
+)
 
 
 class Cache(NamedTuple):
@@ -29,7 +47,7 @@ class Cache(NamedTuple):
     heads: np.ndarray  # int64 (kcap,): first entry of the key's list, -1 none
     ints: np.ndarray  # int64 (ecap, NE_I): entries, integer fields E_*
     reals: np.ndarray  # float64 (ecap, NE_F): entries, real fields EF_*
-    used: np.ndarray  # int64 (2,): keys (U_KEYS) and entries (U_ENTRIES) in use
+    used: np.ndarray  # int64 (N_USED,): keys and entries in use, the lock and flags of threads (U_*)
 
 
 # ---- integer fields of an entry (columns of ``Cache.ints``) ------------------------------------------
@@ -54,6 +72,77 @@ NE_F = 2
 # ---- counters (``Cache.used``) -----------------------------------------------------------------------
 U_KEYS = 0  # keys in use
 U_ENTRIES = 1  # entries in use
+U_LOCK = 2  # the spin lock of threads sharing the cache: 1 while one holds it
+U_STOP = 3  # set with S_FULL: every thread of the search stops, so that Python grows the tables
+U_SHARED = 4  # 1: threads share the cache, its functions take the lock
+N_USED = 5
+
+#: Tries of the lock before a waiting thread yields its core (a critical section takes well under a microsecond; a
+#: holder stopped by the system takes a time slice, milliseconds, which spinning would waste).
+SPINS = 1000
+
+
+@njit(cache=NUMBA_CACHE, **INTERNAL)
+def lock(cache):
+    """Take the cache's spin lock when threads share it (U_SHARED); a critical section is a few table reads. After
+    :data:`SPINS` failed tries the thread yields its core (:func:`~odtmip.dp._kernels._common.yield_core`)."""
+    used = cache.used
+    if used[U_SHARED] != 0:
+        spins = 0
+        while compare_and_swap(used, U_LOCK, 0, 1) != 0:
+            spins += 1
+            if spins >= SPINS:  # the holder may have lost its core: give ours up rather than spin it away
+                yield_core()
+                spins = 0
+
+
+@njit(cache=NUMBA_CACHE, **INTERNAL)
+def unlock(cache):
+    """Release the lock :func:`lock` took."""
+    used = cache.used
+    if used[U_SHARED] != 0:
+        compare_and_swap(used, U_LOCK, 1, 0)
+
+
+# ---- the root's features dealt out to threads (one array shared by the threads; the DP and ConTree) ---------------
+ROOT_DEALT = 0  # 1: each thread takes the next root feature no thread has taken; 0: one thread takes them all
+ROOT_NEXT = 1  # the next root feature to take
+ROOT_COST = 2  # the best root tree of all threads: objective (inf: none yet)
+ROOT_NODES = 3  # its branch nodes
+ROOT_FEATURE = 4  # its root feature
+N_ROOT = 5
+
+
+@contextmanager
+def shared_by_threads(cache: Cache) -> Iterator[None]:
+    """Inside the block threads share ``cache`` (and the tables :func:`grow_tables` makes of it, which keep its
+    ``used``): its functions take the lock."""
+    used = cache.used
+    used[U_SHARED] = 1
+    try:
+        yield
+    finally:
+        used[U_SHARED] = used[U_LOCK] = 0
+
+
+def new_root(dealt: bool) -> np.ndarray:
+    """A root record: its features dealt out to threads (``dealt``) or all searched by one."""
+    root = np.zeros(N_ROOT)
+    root[ROOT_DEALT], root[ROOT_COST], root[ROOT_FEATURE] = float(dealt), INF, -1.0
+    return root
+
+
+@njit(cache=NUMBA_CACHE, **INTERNAL)
+def next_feature(cache, root, dealt, f):
+    """The feature after ``f`` this search takes: ``f + 1``, or, at a root ``dealt`` out to threads, the next feature
+    no thread has taken."""
+    if not dealt:
+        return f + 1
+    lock(cache)
+    g = np.int64(root[ROOT_NEXT])
+    root[ROOT_NEXT] = g + 1
+    unlock(cache)
+    return g
 
 
 @njit(cache=NUMBA_CACHE, **INTERNAL)
@@ -84,6 +173,7 @@ def add_key(cache, key, h, st):
     k = used[U_KEYS]
     if k >= keys.shape[0] or 2 * (k + 1) > slots.shape[0]:
         st[S_FULL] = 1
+        used[U_STOP] = 1
         return -1
     mask = slots.shape[0] - 1
     s = np.int64(h & np.uint64(mask))
@@ -101,9 +191,11 @@ def add_key(cache, key, h, st):
 def key_index(cache, key, create, st):
     """Index of ``key``; with ``create`` insert it when absent (-1 if the table is full)."""
     h = hash_key(key)
+    lock(cache)
     k = find_key(cache, key, h)
     if k < 0 and create:
         k = add_key(cache, key, h, st)
+    unlock(cache)
     return k
 
 
@@ -126,6 +218,7 @@ def link_entry(cache, k, d, n, st):
     e = used[U_ENTRIES]
     if e >= ei.shape[0]:
         st[S_FULL] = 1
+        used[U_STOP] = 1
         return -1
     used[U_ENTRIES] = e + 1
     ei[e, :] = -1
@@ -161,18 +254,29 @@ def find_optimal(cache, k, d, n):
     Besides the exact budget, an optimum stored for a larger budget (d', n') >= (d, n) serves when that
     tree fits (d, n): the optimum over a larger feasible set that lies in the smaller one is optimal there.
     """
+    lock(cache)
+    e = _find_optimal_unlocked(cache, k, d, n)
+    unlock(cache)
+    return e
+
+
+@njit(cache=NUMBA_CACHE, **INTERNAL)
+def _find_optimal_unlocked(cache, k, d, n):
+    """:func:`find_optimal` without the lock: the entry of the exact budget, else the oldest that serves (the list runs
+    from the newest), so that the answer for a budget never changes once it has one (:func:`store_optimal`)."""
     ei = cache.ints
     e = cache.heads[k]
+    found = np.int64(-1)
     while e >= 0:
         if ei[e, E_OPT] == 1:
             ed = ei[e, E_DEPTH]
             en = ei[e, E_NODES]
-            if (ed == d and en == n) or (
-                ed >= d and en >= n and ei[e, E_SOL_NODES] <= n and ei[e, E_SOL_DEPTH] <= d
-            ):
+            if ed == d and en == n:
                 return e
+            if ed >= d and en >= n and ei[e, E_SOL_NODES] <= n and ei[e, E_SOL_DEPTH] <= d:
+                found = e
         e = ei[e, E_NEXT]
-    return -1
+    return found
 
 
 @njit(cache=NUMBA_CACHE, **INTERNAL)
@@ -182,6 +286,15 @@ def lower_bound(cache, k, d, n, tol):
     The maximum over entries with budget d' >= d and n' >= n: the optimum only falls as the budget grows,
     so a bound for a larger budget bounds a smaller one, never the reverse ([MurTree] §4.6.2).
     """
+    lock(cache)
+    lbc, lbn = _lower_bound_unlocked(cache, k, d, n, tol)
+    unlock(cache)
+    return lbc, lbn
+
+
+@njit(cache=NUMBA_CACHE, **INTERNAL)
+def _lower_bound_unlocked(cache, k, d, n, tol):
+    """:func:`lower_bound` without the lock."""
     lbc = 0.0
     lbn = np.int64(0)
     if k < 0:
@@ -208,6 +321,15 @@ def solved_bound(cache, k, d, n, eq, pen, tol):
     T(d, n) >= min(T, (eq + m pen, m)): the hierarchical bound "a tree beyond a finished depth pays for
     the extra nodes" that [STreeD]'s solver applies after each depth it completes.
     """
+    lock(cache)
+    lbc, lbn = _solved_bound_unlocked(cache, k, d, n, eq, pen, tol)
+    unlock(cache)
+    return lbc, lbn
+
+
+@njit(cache=NUMBA_CACHE, **INTERNAL)
+def _solved_bound_unlocked(cache, k, d, n, eq, pen, tol):
+    """:func:`solved_bound` without the lock."""
     lbc = 0.0
     lbn = np.int64(0)
     if k < 0 or pen <= 0.0:
@@ -230,6 +352,14 @@ def solved_bound(cache, k, d, n, eq, pen, tol):
 @njit(cache=NUMBA_CACHE, **INTERNAL)
 def store_lower_bound(cache, k, d, n, lbc, lbn, tol, st):
     """Raise the lower bound of key ``k`` at budget (d, n) to (lbc, lbn) unless it is solved."""
+    lock(cache)
+    _store_lower_bound_unlocked(cache, k, d, n, lbc, lbn, tol, st)
+    unlock(cache)
+
+
+@njit(cache=NUMBA_CACHE, **INTERNAL)
+def _store_lower_bound_unlocked(cache, k, d, n, lbc, lbn, tol, st):
+    """:func:`store_lower_bound` without the lock."""
     e = entry_for(cache, k, d, n, st)
     if e < 0:
         return
@@ -241,11 +371,29 @@ def store_lower_bound(cache, k, d, n, lbc, lbn, tol, st):
 
 @njit(cache=NUMBA_CACHE, **INTERNAL)
 def store_optimal(cache, k, d, n, cost, nodes, depth, feature, feat_left, feat_right, terminal, st):
-    """Record the optimal tree of key ``k`` at budget (d, n); its objective is also the lower bound."""
+    """Record the optimal tree of key ``k`` at budget (d, n); its objective is also the lower bound. Returns the entry
+    (-1 if the table is full), which keeps the optimum stored first: a thread that solved the subproblem at the same
+    time may have found another optimal tree, and the callers then go on with that one, the tree the cache rebuilds.
+    Nothing is stored where an optimum already serves (d, n) (:func:`find_optimal`): a parent's record of its
+    child's nodes and depth then always matches the tree rebuilt from the child's budget."""
+    lock(cache)
+    e = _store_optimal_unlocked(cache, k, d, n, cost, nodes, depth, feature, feat_left, feat_right, terminal, st)
+    unlock(cache)
+    return e
+
+
+@njit(cache=NUMBA_CACHE, **INTERNAL)
+def _store_optimal_unlocked(cache, k, d, n, cost, nodes, depth, feature, feat_left, feat_right, terminal, st):
+    """:func:`store_optimal` without the lock."""
+    e = _find_optimal_unlocked(cache, k, d, n)
+    if e >= 0:  # an optimum serves this budget already (stored first by another thread, or for a larger budget)
+        return e
     e = entry_for(cache, k, d, n, st)
     if e < 0:
-        return
+        return e
     ei, ef = cache.ints, cache.reals
+    if ei[e, E_OPT] == 1:
+        return e
     ei[e, E_OPT] = 1
     ef[e, EF_COST] = cost
     ef[e, EF_LB] = cost
@@ -256,13 +404,14 @@ def store_optimal(cache, k, d, n, cost, nodes, depth, feature, feat_left, feat_r
     ei[e, E_FEAT_LEFT] = feat_left
     ei[e, E_FEAT_RIGHT] = feat_right
     ei[e, E_TERMINAL] = terminal
+    return e
 
 
 @njit(cache=NUMBA_CACHE, **INTERNAL)
 def store_leaf(cache, k, d, n, cost, st):
     """:func:`store_optimal` of a leaf: no branch node and no split."""
     none = np.int64(-1)
-    store_optimal(cache, k, d, n, cost, np.int64(0), np.int64(0), none, none, none, np.int64(0), st)
+    return store_optimal(cache, k, d, n, cost, np.int64(0), np.int64(0), none, none, none, np.int64(0), st)
 
 
 @njit(cache=NUMBA_CACHE)
@@ -287,7 +436,7 @@ def new_tables(key_words: int, n_keys: int = 1 << 14, n_entries: int = 1 << 15, 
         heads=np.full(n_keys, -1, dtype=np.int64),
         ints=np.zeros((n_entries, n_ints), dtype=np.int64),
         reals=np.zeros((n_entries, n_reals), dtype=np.float64),
-        used=np.zeros(2, dtype=np.int64),
+        used=np.zeros(N_USED, dtype=np.int64),
     )
 
 

@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit, objmode, types
+from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
 from odtmip.core.progress import dp_hook
@@ -146,6 +147,33 @@ def _cttz(typingctx, x):
     return types.uint64(types.uint64), codegen
 
 
+def compare_and_swap(arr, i, old, new):
+    """Set ``arr[i]`` (int64) to ``new`` if it holds ``old``; returns the value it held. Compiled, one atomic LLVM
+    ``cmpxchg`` (sequentially consistent), which the spin lock of the cache shared by search threads is built on
+    (:func:`~odtmip.dp._kernels._cache.lock`)."""
+    v = arr[i]
+    if v == old:
+        arr[i] = new
+    return v
+
+
+@intrinsic
+def _cmpxchg(typingctx, arr, i, old, new):
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]])
+        pair = builder.cmpxchg(ptr, args[2], args[3], "seq_cst", "seq_cst")
+        return builder.extract_value(pair, 0)
+
+    return types.int64(arr, types.int64, types.int64, types.int64), codegen
+
+
+@overload(compare_and_swap)
+def _compare_and_swap_compiled(arr, i, old, new):
+    return lambda arr, i, old, new: _cmpxchg(arr, np.int64(i), np.int64(old), np.int64(new))
+
+
 @overload(popcount)
 def _popcount_compiled(x):
     return lambda x: _ctpop(x)
@@ -158,6 +186,7 @@ def _trailing_zeros_compiled(x):
 
 _perf_counter = time.perf_counter
 _dp_hook = dp_hook
+_sched_yield = getattr(os, "sched_yield", lambda: time.sleep(0))
 
 
 @njit(cache=NUMBA_CACHE)
@@ -166,6 +195,14 @@ def clock():
     with objmode(t="float64"):
         t = _perf_counter()
     return t
+
+
+@njit(cache=NUMBA_CACHE)
+def yield_core():
+    """Give this thread's core to another one (``os.sched_yield``): a thread waiting for a lock whose holder the
+    system has stopped lets it run (the machine may run more threads than it has cores)."""
+    with objmode():
+        _sched_yield()
 
 
 @njit(cache=NUMBA_CACHE, **INTERNAL)

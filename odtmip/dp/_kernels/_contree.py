@@ -52,11 +52,18 @@ from odtmip.dp._kernels._cache import (
     E_FEATURE,
     E_TERMINAL,
     EF_COST,
+    ROOT_COST,
+    ROOT_DEALT,
+    ROOT_FEATURE,
     find_optimal,
     key_index,
+    lock,
     lower_bound,
+    new_root,
+    next_feature,
     store_lower_bound,
     store_optimal,
+    unlock,
 )
 from odtmip.dp._kernels._common import (
     COST_ERRORS,
@@ -124,6 +131,7 @@ class Work(NamedTuple):
     scan: np.ndarray  # float64 (2, K+2): the same, left of the scanned threshold
     incumbent: np.ndarray  # float64 (N_INCUMBENT,): root incumbent, fields I_*
     pruned: np.ndarray  # int64 (N_PRUNED,): pruning counters
+    root: np.ndarray  # float64 (N_ROOT,): the root's features dealt out to threads (one array shared by them)
 
 
 def new_work(depth: int, n_features: int, n_rows: int, n_classes: int) -> Work:
@@ -147,6 +155,7 @@ def new_work(depth: int, n_features: int, n_rows: int, n_classes: int) -> Work:
         scan=np.zeros((2, n_classes + 2)),
         incumbent=inc,
         pruned=np.zeros(N_PRUNED, dtype=np.int64),
+        root=new_root(False),
     )
 
 
@@ -341,7 +350,26 @@ def stopped_bound(queue, first, tail, rec, best, last, slack, prm):
     return max(bound - prm.tol, 0.0)
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
+def _shared_bound(cache, root, f):
+    """The cost a root split on feature ``f`` must beat by the best root tree of all threads (c on feature g): c for
+    f > g; none (inf) for f <= g, where a tie wins, as in one thread's feature order."""
+    lock(cache)
+    c, g = root[ROOT_COST], np.int64(root[ROOT_FEATURE])
+    unlock(cache)
+    return c if f > g else INF
+
+
+@njit(cache=NUMBA_CACHE, **INTERNAL)
+def _share_root(cache, root, c, f, tol):
+    """Offer the root tree of cost ``c`` on feature ``f`` to the other threads (better, or as good on a lower f)."""
+    lock(cache)
+    if c < root[ROOT_COST] - tol or (c <= root[ROOT_COST] + tol and f < root[ROOT_FEATURE]):
+        root[ROOT_COST], root[ROOT_FEATURE] = c, f
+    unlock(cache)
+
+
+@njit(cache=NUMBA_CACHE, nogil=True)
 def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
     """T(D, d) of [ConTree] Eq. 4-6 for the rows D = ``work.rows[level, :, :m]``, searched below ``ub``;
     ``offsets[f]`` is the split code of feature f's first threshold.
@@ -350,6 +378,11 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
     it that is at least ``ub - tol`` (also cached), or, after the deadline or once the cache is full (flag
     S_FULL), the best cost found (only the root reads it, through ``work.incumbent``, with a lower bound). See
     the module docstring for the bounds.
+
+    Threads: at a root dealt out to threads (``work.root``, as in :func:`~odtmip.dp._kernels._search.solve_node`) each
+    thread, with its own ``work`` and the shared cache, takes the next feature no thread has taken, searches it below
+    the best root tree of all threads too (:func:`_shared_bound`), and returns the best of its features without
+    storing the root; the solver then searches the root in one thread.
     """
     K = prm.n_classes
     tol, pen, min_rows = prm.tol, prm.penalty, prm.min_rows
@@ -389,8 +422,12 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
         pruning = prm.neighbourhood or prm.interval or prm.subinterval
         slack = prm.gap if root else 0.0
         stopped = False
-        for f in range(offsets.shape[0]):
-            if best <= tol:
+        dealt = root and work.root[ROOT_DEALT] != 0.0
+        f = np.int64(-1)
+        sh = INF  # the best root tree of the other threads, where it binds feature f
+        while True:
+            f = next_feature(cache, work.root, dealt, f)
+            if f >= offsets.shape[0] or best <= tol:
                 break
             # split positions of f: between consecutive distinct ranks, both sides >= min_rows
             rf, vf, wf = rows[level, f], vals[level, f], wts[level, f]
@@ -410,7 +447,9 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
             while head < tail:
                 a, b, u, v = queue[head, 0], queue[head, 1], queue[head, 2], queue[head, 3]
                 head += 1
-                B = min(best, ub)
+                if dealt:
+                    sh = _shared_bound(cache, work.root, f)
+                B = min(best, ub, sh)
                 B -= slack * B
                 if pruning:
                     if prm.subinterval:  # SP, Eq. 12
@@ -485,6 +524,8 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
                         work.incumbent[I_LEFT] = left_code
                         work.incumbent[I_RIGHT] = right_code
                         work.incumbent[I_TERMINAL] = terminal
+                        if dealt:
+                            _share_root(cache, work.root, best, f, tol)
                     if best <= tol:
                         break
                 rec[k, 0], rec[k, 1] = lval, rval
@@ -496,7 +537,7 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
                     continue
                 r0, l1 = k + 1, k - 1
                 if prm.neighbourhood:  # NB, Corollary 1: |cw(j) - cw(k)| must exceed T(k) - B
-                    B = min(best, ub)
+                    B = min(best, ub, sh)
                     dist = value - (B - slack * B) + tol
                     if dist >= 0.0:
                         r0 = first_beyond(cw, k + 1, b, cw[k], dist)
@@ -512,10 +553,14 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
                 break  # in feature f: the features after it are not searched
         if stopped:
             if root:
-                last = f == offsets.shape[0] - 1
-                work.incumbent[I_BOUND] = stopped_bound(queue, head - 1, tail, rec, min(best, ub), last, slack,
+                # dealt: the features this thread did not take are other threads' (the solver bounds any left)
+                last = dealt or f == offsets.shape[0] - 1
+                work.incumbent[I_BOUND] = stopped_bound(queue, head - 1, tail, rec, min(best, ub, sh), last, slack,
                                                           prm)
             return best, False
+        if dealt:  # this thread's share of the root's features: the solver stores the root after all threads
+            work.incumbent[I_BOUND] = min(best, ub) - tol
+            return (best, True) if best < ub - tol else (min(best, ub) - tol, False)
     if best < ub - tol:
         if ki >= 0:
             store_optimal(cache, ki, d, n_nodes, best, n_nodes, d, code, left_code, right_code, terminal, st)

@@ -63,14 +63,22 @@ from odtmip.dp._kernels._cache import (
     E_SOL_DEPTH,
     E_SOL_NODES,
     EF_COST,
+    ROOT_COST,
+    ROOT_DEALT,
+    ROOT_FEATURE,
+    ROOT_NODES,
+    U_STOP,
     Cache,
     find_optimal,
     key_index,
+    lock,
     lower_bound,
+    next_feature,
     solved_bound,
     store_leaf,
     store_lower_bound,
     store_optimal,
+    unlock,
 )
 from odtmip.dp._kernels._common import (
     CNT_EQUIV,
@@ -138,6 +146,7 @@ class Search(NamedTuple):
     prm: Params  # the parameters
     st: np.ndarray  # int64 (N_STATS,): statistics and flags S_*
     incumbent: np.ndarray  # float64 (N_INC,): the best root tree so far, for anytime use; fields INC_*
+    root: np.ndarray  # float64 (N_ROOT,): the root's features dealt out to threads; fields ROOT_* (shared)
 
 
 # ---- the root incumbent (``Search.incumbent``) -------------------------------------------------------
@@ -318,6 +327,16 @@ def _node_bound(cache, archive, prm, st, wts, key, k, D, equiv, pen, d, n, ubc, 
     return k, lbc, lbn
 
 
+@njit(cache=NUMBA_CACHE, inline="always")
+def _stored_or(cache, e, c, nodes, depth):
+    """(objective, nodes, depth) of the optimum in entry ``e`` (-1: the table was full, then ``(c, nodes, depth)``):
+    the optimum stored first, another thread's if it solved the subproblem too, which is the tree the cache
+    rebuilds (:func:`~odtmip.dp._kernels._cache.store_optimal`)."""
+    if e < 0:
+        return c, nodes, depth
+    return cache.reals[e, EF_COST], cache.ints[e, E_SOL_NODES], cache.ints[e, E_SOL_DEPTH]
+
+
 @njit(cache=NUMBA_CACHE, **INTERNAL)
 def _solve_depth_two(data, scr, cache, archive, prm, st, key, k, D, cnt, d, n):
     """Optimal (objective, nodes, depth) of ``D`` at budget (d, n), d <= 2, by the depth-two solver ([MurTree]
@@ -331,14 +350,16 @@ def _solve_depth_two(data, scr, cache, archive, prm, st, key, k, D, cnt, d, n):
         if k < 0:
             return NO_TREE
     res_c, res_i = scr.result_cost, scr.result_tree
+    asked = 0 if d == 1 else n - 1
+    e = np.int64(-1)
     for b in range(3 if d == 2 else 1):  # budgets (1, 1), (2, 2), (2, 3)
         nodes = res_i[b, R_NODES]
-        store_optimal(cache, k, min(b + 1, 2), b + 1, res_c[b], nodes, min(nodes, 2), res_i[b, R_FEATURE],
-                      res_i[b, R_LEFT], res_i[b, R_RIGHT], np.int64(1), st)
+        stored = store_optimal(cache, k, min(b + 1, 2), b + 1, res_c[b], nodes, min(nodes, 2), res_i[b, R_FEATURE],
+                               res_i[b, R_LEFT], res_i[b, R_RIGHT], np.int64(1), st)
+        if b == asked:
+            e = stored
     archive_subproblem(archive, D, k, d)
-    b = 0 if d == 1 else n - 1
-    nodes = res_i[b, R_NODES]
-    return res_c[b], nodes, min(nodes, np.int64(2))
+    return _stored_or(cache, e, res_c[asked], res_i[asked, R_NODES], min(res_i[asked, R_NODES], np.int64(2)))
 
 
 @njit(cache=NUMBA_CACHE, inline="always")
@@ -446,7 +467,37 @@ def _child_keys(key, f, key_l, key_r):
     key_r[(2 * f + 1) >> 6] |= np.uint64(1) << np.uint64((2 * f + 1) & 63)
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, **INTERNAL)
+def _shared_threshold(cache, root, f, fewest, tc, tn, tol):
+    """The threshold (tc, tn) a tree on root feature ``f`` must meet, lowered to what the best root tree of all
+    threads (c, nodes) on feature g leaves: ties go to the lower feature, as in one thread's feature order, so a
+    tree on f < g may equal it and one on f > g must beat it (:func:`_beating`)."""
+    lock(cache)
+    c, nodes, g = root[ROOT_COST], np.int64(root[ROOT_NODES]), np.int64(root[ROOT_FEATURE])
+    unlock(cache)
+    if c == INF:
+        return tc, tn
+    if f < g:
+        sc, sn = c, nodes if fewest else NO_BOUND_NODES
+    else:
+        sc, sn = _beating(fewest, c, nodes)
+    if lex_lt(sc, sn, tc, tn, tol):
+        return sc, sn
+    return tc, tn
+
+
+@njit(cache=NUMBA_CACHE, **INTERNAL)
+def _share_incumbent(cache, root, c, nodes, f, tol):
+    """Offer the root tree (c, nodes) on feature ``f`` to the other threads: it replaces their best if it is
+    better, or as good on a lower feature."""
+    lock(cache)
+    pc, pn, g = root[ROOT_COST], np.int64(root[ROOT_NODES]), np.int64(root[ROOT_FEATURE])
+    if pc == INF or lex_lt(c, nodes, pc, pn, tol) or (f < g and lex_le(c, nodes, pc, pn, tol)):
+        root[ROOT_COST], root[ROOT_NODES], root[ROOT_FEATURE] = c, nodes, f
+    unlock(cache)
+
+
+@njit(cache=NUMBA_CACHE, nogil=True)
 def solve_node(s, lvl, side, d, n, ubc, ubn):
     """Optimal (objective, branch nodes) of the subproblem at ``s.levels`` (``lvl``, ``side``) at budget (d, n)
     if <= UB.
@@ -476,6 +527,13 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
     [MurTree] Alg. 1 (SolveSubtree) with Alg. 2-3 (general case), §4 (depth two), §5 (similarity bound),
     §6 (cache), §7 (UB propagation, subtracting the sibling's cached bound), §8 (child order), §9
     (degenerate splits); [OSDT] bounds as in the module docstring.
+
+    Threads: several threads may run this function at once on one root, each with its own :class:`Search` but the
+    same cache and root record ``s.root`` (released from the GIL, ``nogil``). At a root dealt out to them
+    (``ROOT_DEALT``) each takes the next root feature no thread has taken and searches it under the best root tree
+    any thread has found (:func:`_shared_threshold`), and returns the best tree of its features without storing the
+    root: the solver then searches the root once more in one thread, which finds the children in the cache and
+    picks the tree one thread would have picked. A thread that fills the cache stops them all (``U_STOP``).
     """
     # the arrays the loops below read, bound once (module docstring)
     prm, st, cache = s.prm, s.st, s.cache
@@ -487,6 +545,8 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
     inc_acc = sparse and prm.incremental_accuracy
     ub_leaf_bound = sparse and prm.leaf_bound and prm.upper_bound
     lb_pen = _solved_penalty(prm)
+    if cache.used[U_STOP] != 0:  # another thread filled the cache
+        st[S_FULL] = 1
     if check_clock(st, prm) or st[S_FULL]:
         return NO_TREE
     D, cnt = lbits[lvl, side], lcnt[lvl, side]
@@ -522,8 +582,8 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
             k = key_index(cache, key, np.bool_(True), st)
             if k < 0:
                 return NO_TREE
-        store_leaf(cache, k, d, n, leafc, st)
-        return _within(leafc, np.int64(0), np.int64(0), ubc, ubn, tol)
+        c, nodes, depth = _stored_or(cache, store_leaf(cache, k, d, n, leafc, st), leafc, np.int64(0), np.int64(0))
+        return _within(c, nodes, depth, ubc, ubn, tol)
     if prm.depth_two and d <= 2:
         c, nodes, depth = _solve_depth_two(s.data, s.scratch, cache, s.archive, prm, st, key, k, D, cnt, d, n)
         return _within(c, nodes, depth, ubc, ubn, tol)
@@ -540,9 +600,14 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
     DL, DR = lbits[lvl + 1, 0], lbits[lvl + 1, 1]
     cL, cR = lcnt[lvl + 1, 0], lcnt[lvl + 1, 1]
     stop = False  # a child's search was interrupted
-    for f in range(fbits.shape[0]):
-        if stop or (has_best and _reaches(prm.fewest_nodes, bc, bn, lbc, lbn, tol)):
-            break  # stopped, or the incumbent reaches the lower bound
+    dealt = lvl == 0 and s.root[ROOT_DEALT] != 0.0  # threads share the root's features
+    f = np.int64(-1)
+    while True:
+        f = next_feature(cache, s.root, dealt, f)
+        if f >= fbits.shape[0] or stop or (has_best and _reaches(prm.fewest_nodes, bc, bn, lbc, lbn, tol)):
+            break  # every feature taken, stopped, or the incumbent reaches the lower bound
+        if dealt:
+            tc, tn = _shared_threshold(cache, s.root, f, prm.fewest_nodes, tc, tn, tol)
         # the children's rows (left: f absent, right: f present), class weights and keys
         usable = _split_children(fbits[f], cbits, wts, yv, zbits, prm, D, cnt, DL, DR, cL, cR)
         if usable == _SPLIT_DEAD:
@@ -626,17 +691,22 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
                 tc, tn = _beating(prm.fewest_nodes, bc, bn)
                 if lvl == 0:
                     _record_incumbent(s.incumbent, bc, bn, bf, bpl, bpr, tol)
+                    if dealt:
+                        _share_incumbent(cache, s.root, bc, bn, bf, tol)
                 if _reaches(prm.fewest_nodes, bc, bn, lbc, lbn, tol):
                     break
     if st[S_TIMEOUT] != 0 or st[S_FULL] != 0:
         return NO_TREE  # nothing from a loop cut short is stored
+    if dealt:  # this thread's share of the root's features: the solver stores the root after all threads
+        return _within(bc, bn, bd, ubc, ubn, tol) if has_best else NO_TREE
     if k < 0:
         k = key_index(cache, key, np.bool_(True), st)
         if k < 0:
             return NO_TREE
     archive_subproblem(s.archive, D, k, d)
     if has_best:
-        store_optimal(cache, k, d, n, bc, bn, bd, bf, bpl, bpr, np.int64(0), st)
+        bc, bn, bd = _stored_or(cache, store_optimal(cache, k, d, n, bc, bn, bd, bf, bpl, bpr, np.int64(0), st), bc,
+                                bn, bd)
         return _within(bc, bn, bd, ubc, ubn, tol)
     nlc, nln = _refined_bound(lbc, lbn, ubc, ubn, rlbc, rlbn, leafc, prm.refined_lb, tol)
     store_lower_bound(cache, k, d, n, nlc, nln, tol, st)
