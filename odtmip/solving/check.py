@@ -133,8 +133,10 @@ def check(data: Dataset, model: str = "gunluk", max_depth: int | None = None, ti
     given = validate(model, **({} if max_depth is None else {"max_depth": max_depth}),
                      **({} if time_limit is None else {"time_limit": time_limit}), **options)
     share = budget.part(WARM_START_SHARE)
-    dp = solve_problem(problem, problem.shallow, share.seconds_left())
-    dp_deep = dp if problem.deep == problem.shallow else solve_problem(problem, problem.deep, share.seconds_left())
+    threads = getattr(options.get("highs"), "threads", None)  # HiGHS's threads, so concurrent checks share the cores
+    dp = solve_problem(problem, problem.shallow, share.seconds_left(), threads=threads)
+    dp_deep = dp if problem.deep == problem.shallow else solve_problem(problem, problem.deep, share.seconds_left(),
+                                                                       threads=threads)
     solved = [(problem, depth, result) for depth, result in ((problem.deep, dp_deep), (problem.shallow, dp))]
     warm = given.get("warm_start", "dp") == "dp" or given.get("feed_dp", False)
     if time_limit is not None:

@@ -35,7 +35,8 @@ Runs are stored as they finish, one JSON line each in ``store`` (keyed by datase
 options, depth, warm start, seed and time limit); a rerun with the same store skips the finished ones, so an
 interrupted comparison (Ctrl-C) resumes where it stopped. Runs go in parallel through joblib (``jobs``), a Dask
 cluster (``backend="dask"``, ``scheduler=`` an address or a ``Client``) or Ray (``backend="ray"``); HiGHS gets
-``cores // concurrent runs`` threads per run, so the runs never oversubscribe the machine.
+``cores // concurrent runs`` threads per run, and so do the DP solves of the run, so the runs never oversubscribe
+the machine.
 
 The results render as the papers' tables (:func:`to_markdown`, :func:`to_latex`: one row per dataset and depth, one
 column group per variant, the best in bold) and plots (:func:`plot_profile`, Dolan-Moré performance profiles;

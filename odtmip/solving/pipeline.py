@@ -132,22 +132,26 @@ def refuse_missing_numbers(f: Formulation, data: Dataset) -> None:
 
 
 def solve_problem(problem: DPProblem, depth: int, time_limit: float | None = None,
-                  memory_limit: float | None = MEMORY_LIMIT) -> SolveResult:
+                  memory_limit: float | None = MEMORY_LIMIT, threads: int | None = None) -> SolveResult:
     """Solve a formulation's DP problem at ``depth`` with the solver it names (:func:`odtmip.solve`, the DP in its
-    units: :meth:`~odtmip.models.formulation.DPProblem.in_model_units` converts)."""
-    given = {"memory_limit": memory_limit} if "memory_limit" in options_of(problem.solver) else {}
+    units: :meth:`~odtmip.models.formulation.DPProblem.in_model_units` converts), in ``threads`` search threads
+    where it takes them (None: its default)."""
+    given = {key: value for key, value in (("memory_limit", memory_limit), ("threads", threads))
+             if key in options_of(problem.solver)}
     return solve(problem.data, problem.solver, **problem.dp_options(depth), time_limit=time_limit, **given)
 
 
 def dp_solutions(problems: Sequence[DPProblem], budget: Budget, memory_limit: float | None = MEMORY_LIMIT,
-                 refused: list[str] | None = None) -> list[tuple[DPProblem, int, SolveResult]]:
-    """Solve each problem at each of its :attr:`~DPProblem.depths` within ``budget``, in order. A problem whose DP
-    would take more than ``memory_limit`` is left out; its reason goes to ``refused``."""
+                 refused: list[str] | None = None,
+                 threads: int | None = None) -> list[tuple[DPProblem, int, SolveResult]]:
+    """Solve each problem at each of its :attr:`~DPProblem.depths` within ``budget``, in order, in ``threads``
+    search threads (HiGHS's, so that concurrent runs share the cores as HiGHS does). A problem whose DP would take
+    more than ``memory_limit`` is left out; its reason goes to ``refused``."""
     solved = []
     for problem in problems:
         for depth in problem.depths:
             try:
-                result = solve_problem(problem, depth, budget.seconds_left(), memory_limit)
+                result = solve_problem(problem, depth, budget.seconds_left(), memory_limit, threads)
             except ResourceError as exc:
                 if refused is not None:
                     refused.append(str(exc))
@@ -267,7 +271,7 @@ def solve_mip(name: str, data: Dataset, max_depth: int | None = None, time_limit
 
     t = time.perf_counter()
     trees, dp_solved = _start_trees(f, data, max_depth, opts, warm_start, feed_dp, dp_solved, budget, stats,
-                                    memory_limit)
+                                    memory_limit, highs.threads)
     if constraints:
         stats["constraints"] = [c.describe() for c in constraints]
         trees = constrained_start(f, data, max_depth, opts, constraints, trees, warm_start, budget, stats)
@@ -478,10 +482,11 @@ def _seconds(budget: Budget) -> float | None:
 
 
 def _start_trees(f: Formulation, data: Dataset, max_depth, opts, warm_start, feed_dp: bool, dp_solved,
-                 budget: Budget, stats: dict, memory_limit: float | None) -> tuple[list[Tree], list]:
+                 budget: Budget, stats: dict, memory_limit: float | None,
+                 threads: int | None) -> tuple[list[Tree], list]:
     """The candidate start trees (the given one, the CART tree, or the DP trees) and the DP solutions, solved here
-    within :data:`WARM_START_SHARE` of the budget unless ``dp_solved`` has them. A DP start refused by the memory
-    limit falls back to the formulation's CART start, if it has one."""
+    within :data:`WARM_START_SHARE` of the budget (in ``threads`` search threads) unless ``dp_solved`` has them. A DP
+    start refused by the memory limit falls back to the formulation's CART start, if it has one."""
     if isinstance(warm_start, Tree):
         return [warm_start], dp_solved or []
     if warm_start == "cart":
@@ -490,7 +495,7 @@ def _start_trees(f: Formulation, data: Dataset, max_depth, opts, warm_start, fee
         refused: list[str] = []
         if dp_solved is None:
             dp_solved = dp_solutions(f.starts(data, max_depth, opts), budget.part(WARM_START_SHARE), memory_limit,
-                                     refused)
+                                     refused, threads)
             # the DP's kernels loaded or compiled for these solves (counted in the budget, as everything is)
             compiled = sum(result.stats.get("compile_seconds", 0.0) for _, _, result in dp_solved)
             if compiled:

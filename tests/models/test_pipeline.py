@@ -316,3 +316,27 @@ def test_no_bound_is_below_the_losss_trivial_bound(monkeypatch, name, options, f
     (shown, model), = units
     best, bound = shown(_model_bound(name, model, 7.0), _model_bound(name, model, -2874.0))
     assert best == pytest.approx(7.0) and bound == floor  # the progress lines: loss units, the same floor
+
+
+@pytest.mark.parametrize("threads", [1, 2, None])
+def test_the_dp_starts_and_checks_search_in_highs_threads(monkeypatch, threads):
+    # concurrent runs (compare's jobs) give HiGHS cores // jobs threads each; the DP solves of a run take as many
+    from odtmip.solving import pipeline
+
+    seen = []
+    real = pipeline.solve
+
+    def spy(data, solver, **options):
+        seen.append((solver, options.get("threads", "absent")))
+        return real(data, solver, **options)
+
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 2, size=(60, 5))
+    data = Dataset(X, X[:, 0] ^ X[:, 1] ^ (rng.random(60) < 0.1))
+    optimum = odtmip.solve(data, "dp", max_depth=2, threads=1).objective
+    monkeypatch.setattr(pipeline, "solve", spy)
+    res = solve_mip("binoct", data, 2, highs=HighsOptions(threads=threads))
+    assert res.status is Status.OPTIMAL and res.objective == pytest.approx(optimum / 60)
+    report = check(data, "binoct", 2, highs=HighsOptions(threads=threads))
+    assert report.verdict == "agree"
+    assert seen and {t for _, t in seen} == {threads}, seen
