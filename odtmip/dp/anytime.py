@@ -72,7 +72,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from odtmip.dp._kernels._common import CNT_EQUIV, N_STATS, S_NODES, S_TIMEOUT
+from odtmip.dp._kernels._common import CNT_EQUIV, N_STATS, NO_NODE_LIMIT, S_NODES, S_TIMEOUT
 from odtmip.dp._kernels._depth2 import R_FEATURE, R_LEFT, R_NODES, R_RIGHT, solve_terminal
 
 #: Search nodes of the first round of the search for the optimum before a bound pass; each round has twice as many.
@@ -105,6 +105,14 @@ def stopped_for_good(st: np.ndarray, cap: int, total_nodes: int, node_limit: int
     or with ``total_nodes`` over the call's ``node_limit``; not at its cap, nor finished."""
     return bool(st[S_TIMEOUT]) and (st[S_NODES] <= cap or total_nodes > node_limit
                                     or time.perf_counter() >= deadline)
+
+
+def can_stop(deadline: float, node_limit: int) -> bool:
+    """Whether a limit may stop the search before its optimum: a deadline, or a node limit (tests). Only then do
+    the rounds and bound passes run: a search that nothing stops ends with the optimum, and nobody reads the
+    bounds the passes prove on the way (ConTree on 3000 rows x 10 numeric columns at depth 3: 16.4 s with them,
+    10.0 s without)."""
+    return math.isfinite(deadline) or node_limit < NO_NODE_LIMIT
 
 
 def rounds_and_passes(search_round: Callable[[int], bool], bound_pass: Callable[[float, int], str],

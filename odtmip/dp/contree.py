@@ -79,6 +79,7 @@ from odtmip.dp.anytime import (
     PROVED,
     Greedy,
     best_thresholds,
+    can_stop,
     grow_greedy,
     ordered_split,
     pass_target,
@@ -121,10 +122,11 @@ class ContreeOptions:
         lookahead, optimal depth-two subtrees) and search only for strictly better trees: a tree at once when
         stopped early, and an upper bound for the pruning rules.
     bound_passes : bool
-        With the greedy tree and no ``max_gap``: the search for the optimum in rounds, each followed by a search
-        of the root under an upper bound B below the best tree with at most as many search nodes as the round
-        before it, which proves objective >= B when it finds no tree (:func:`~odtmip.dp.anytime.rounds_and_passes`),
-        so that a search stopped by its time limit reports that bound. Needs ``cache`` and ``upper_bound``.
+        With the greedy tree, a time limit and no ``max_gap``: the search for the optimum in rounds, each followed
+        by a search of the root under an upper bound B below the best tree with at most as many search nodes as the
+        round before it, which proves objective >= B when it finds no tree
+        (:func:`~odtmip.dp.anytime.rounds_and_passes`), so that a search stopped by its time limit reports that
+        bound. Needs ``cache`` and ``upper_bound``.
     engine : {"auto", "compiled", "interpreted"}
         Who runs the kernels (:mod:`odtmip.dp._kernels._interpreted`; the same search either way, node for
         node). ``"auto"``: compiled once they are compiled in this process or in numba's cache on disk;
@@ -303,7 +305,7 @@ class ContreeSolver:
                                       Y.sum(axis=0), 1)
             self.features = self.features.reordered(np.argsort(-gini, kind="stable"))
         self._tol = tie_tolerance(self._weights, self.penalty, self._K)
-        self._node_limit = 1 << 62  # stop as at the deadline after this many search nodes (repeatable stops in tests)
+        self._node_limit = kcommon.NO_NODE_LIMIT  # stop as at the deadline after this many search nodes (tests)
 
     def split_space(self) -> str:
         """One line naming the splits the optimum is over."""
@@ -382,7 +384,8 @@ class ContreeSolver:
         self._totals, self._pruned, self._grows = np.zeros(kcommon.N_STATS, dtype=np.int64), 0, 0
         self._dealt, self._thread_nodes, self._parallel_seconds = dealt, np.zeros(self.threads, dtype=np.int64), 0.0
         lb, end = 0.0, None  # the bound proven by the passes; the search that ended the solve
-        if best is not None and gap == 0.0 and o.bound_passes and o.cache and o.upper_bound:
+        passes = o.bound_passes and o.cache and o.upper_bound and can_stop(prm.deadline, prm.node_limit)
+        if best is not None and gap == 0.0 and passes:
             stats["bound_passes"] = 0
 
             def search_round(cap: int) -> bool:  # the search for the optimum, for ``cap`` search nodes

@@ -139,6 +139,7 @@ from odtmip.dp.anytime import (
     CAPPED,
     ENDED,
     PROVED,
+    can_stop,
     greedy_tree,
     pass_target,
     rounds_and_passes,
@@ -235,8 +236,9 @@ class DPOptions:
         tree that could beat it (as [STreeD] does for its cost-complexity objective). Without a depth limit
         the search always runs this way.
     bound_passes : bool
-        At a fixed depth (not under ``iterative_deepening``), prove lower bounds before searching for the
-        optimum, so that a search stopped by its time limit reports a useful bound (and progress shows it rise):
+        At a fixed depth (not under ``iterative_deepening``) and with a time limit, prove lower bounds before
+        searching for the optimum, so that a search stopped by its time limit reports a useful bound (and progress
+        shows it rise; without a limit the search runs straight to the optimum, :func:`~odtmip.dp.anytime.can_stop`):
         the search for the optimum runs in rounds (:data:`~odtmip.dp.anytime.IMPROVE_NODES` search nodes, then
         twice as many each time), each followed by a pass: a search of the root under an upper bound B between
         the bound proven and the best tree (a quarter of the way, then halfway), with at most as many search
@@ -622,7 +624,7 @@ class DPSolver:
                 # beyond the root's effective budget the greedy tree cannot beat the leaf (it does; defensive)
                 warm, ubc, ubn = None, math.inf, NO_BOUND_NODES
             settled = False
-            if warm is not None and self._passes_apply():
+            if warm is not None and self._passes_apply(prm):
                 warm, settled, cost, nodes, search, stop = self._bound_passes(d, n, warm, prm, stats)
                 if stop is not None:
                     return self._stopped(d, n, search, warm, stats, t0, eq, (d, n), stop is Status.MEMORY_LIMIT)
@@ -655,11 +657,12 @@ class DPSolver:
         return SolveResult("dp", Status.OPTIMAL, "solved", tree, objective, objective, time.perf_counter() - t0,
                            stats)
 
-    def _passes_apply(self) -> bool:
+    def _passes_apply(self, prm: Params) -> bool:
         """Whether the search for the optimum at a fixed depth starts with bound passes
-        (:attr:`DPOptions.bound_passes`; they read the cache and prune by the upper bound)."""
+        (:attr:`DPOptions.bound_passes`; they read the cache and prune by the upper bound), which a limit may stop
+        (:func:`~odtmip.dp.anytime.can_stop`)."""
         o = self.options
-        return o.bound_passes and o.upper_bound and o.cache is not None
+        return o.bound_passes and o.upper_bound and o.cache is not None and can_stop(prm.deadline, prm.node_limit)
 
     def _bound_passes(self, d: int, n: int, warm: tuple, prm: Params, stats: dict):
         """The search for a better tree than ``warm`` in rounds, each followed by a bound pass

@@ -376,3 +376,17 @@ def test_past_the_deadline_the_greedy_trees_depth_two_calls_stop_however_small_e
     assert None in answers
     first = answers.index(None)
     assert first <= 13 and answers[first:] == [None] * (40 - first)
+
+
+def test_bound_passes_run_only_where_a_limit_may_stop_the_search():
+    # without a time limit the search runs to the optimum and nobody reads the passes' bounds: none run
+    rng = np.random.default_rng(3)
+    B = rng.integers(0, 2, size=(150, 10))
+    ds = Dataset(B, B[:, 0] ^ B[:, 1] ^ (rng.random(150) < 0.2))
+    X = rng.random((300, 4)).round(2)
+    numeric = Dataset(X, (X[:, 0] + X[:, 1] > 1) ^ (X[:, 2] > 0.7))
+    for solve, data in ((solve_dp, ds), (solve_contree, numeric)):
+        free, limited = solve(data, 4), solve(data, 4, time_limit=3600.0)
+        assert "greedy_objective" in free.stats and "bound_passes" not in free.stats
+        assert "bound_passes" in limited.stats
+        assert (free.objective, free.tree) == (limited.objective, limited.tree) and free.optimal

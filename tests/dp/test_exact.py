@@ -247,7 +247,7 @@ def test_bound_passes_from_the_first_node_keep_the_brute_force_optimum(ds, depth
     brute = brute_force(ds, depth, min_leaf, penalty)[2**depth - 1]
     with mock.patch.object(anytime, "IMPROVE_NODES", 0):
         res = DPSolver(ds, min_leaf=min_leaf, penalty=penalty,
-                       options=DPOptions(fewest_nodes=fewest)).solve(max_depth=depth)
+                       options=DPOptions(fewest_nodes=fewest)).solve(max_depth=depth, time_limit=3600.0)  # passes on
     if brute is None:
         assert res.tree is None
         return
@@ -262,6 +262,6 @@ def test_bound_passes_keep_the_optimum_on_larger_data(seed, depth, fewest):
     ds = noisy_xor(seed)
     plain = DPSolver(ds, options=DPOptions(bound_passes=False, fewest_nodes=fewest)).solve(max_depth=depth)
     with mock.patch.object(anytime, "IMPROVE_NODES", 0):
-        passes = DPSolver(ds, options=DPOptions(fewest_nodes=fewest)).solve(max_depth=depth)
-    assert passes.objective == plain.objective and passes.optimal
+        passes = DPSolver(ds, options=DPOptions(fewest_nodes=fewest)).solve(max_depth=depth, time_limit=3600.0)
+    assert passes.objective == plain.objective and passes.optimal and "bound_passes" in passes.stats
     assert not fewest or passes.tree.n_branch_nodes == plain.tree.n_branch_nodes

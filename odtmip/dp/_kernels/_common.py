@@ -45,6 +45,9 @@ INF = np.inf
 COST_ERRORS = 0  # weighted misclassifications: total - max_c count_c, label = lowest arg max
 
 
+NO_NODE_LIMIT = 1 << 62  # a search's node limit when it has none
+
+
 class Params(NamedTuple):
     """The scalar parameters of one search (read-only in the kernels): the problem, the technique switches
     of :class:`~odtmip.dp.solver.DPOptions` and the real parameters. Unset switches are off."""
@@ -72,7 +75,7 @@ class Params(NamedTuple):
     deadline: float = INF  # time.perf_counter() value at which to stop (inf: none)
     report_every: float = INF  # seconds between progress reports (odtmip.core.progress.dp_hook; inf: none)
     min_correct: float = -1.0  # a leaf of an optimal tree classifies more than this weight correctly (-1: no test)
-    node_limit: int = 1 << 62  # stop as at the deadline after this many search nodes (a stop that tests repeat)
+    node_limit: int = NO_NODE_LIMIT  # stop as at the deadline after this many search nodes (a stop tests repeat)
 
 
 class Data(NamedTuple):
