@@ -46,9 +46,9 @@ def test_check_solves_the_dp_once_and_starts_the_mip_from_it(monkeypatch, name, 
     calls = []
     solve = odtmip.solving.pipeline.solve_problem
 
-    def counted(problem, d, time_limit=None, memory_limit=MEMORY_LIMIT):
+    def counted(problem, d, time_limit=None, memory_limit=MEMORY_LIMIT, threads=None):
         calls.append(d)
-        return solve(problem, d, time_limit, memory_limit)
+        return solve(problem, d, time_limit, memory_limit, threads)
 
     for module in (odtmip.solving.check, odtmip.solving.pipeline):
         monkeypatch.setattr(module, "solve_problem", counted)
@@ -206,7 +206,7 @@ def test_models_that_read_numbers_refuse_missing_values(name):
 def test_a_dp_start_over_the_memory_limit_is_left_out_not_fatal(monkeypatch, name, fallback):
     import odtmip.solving.pipeline
 
-    def refuse(problem, depth, time_limit=None, memory_limit=None):
+    def refuse(problem, depth, time_limit=None, memory_limit=None, threads=None):
         raise ResourceError("the DP on 30 rows x 5 binary columns would take about 9.0 GiB, more than ...")
 
     monkeypatch.setattr(odtmip.solving.pipeline, "solve_problem", refuse)
