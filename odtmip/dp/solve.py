@@ -106,6 +106,7 @@ def solve_dp(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | None 
     two_class = {"metric": metric, "min_sensitivity": min_sensitivity, "min_specificity": min_specificity,
                  "max_false_positives": max_false_positives, "max_false_negatives": max_false_negatives,
                  "positive": positive, "pareto_options": pareto_options}
+    threads = check_threads(threads)  # the (fp, fn) front below searches in one thread
     if any(value is not None for value in two_class.values()):
         clash = (("min_leaf", min_leaf != 1), ("penalty", penalty != 0), ("options", options is not None),
                  ("leaf_penalty", leaf_penalty is not None), ("max_depth=None", max_depth is None))
@@ -116,7 +117,6 @@ def solve_dp(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | None 
         two_class["options"] = two_class.pop("pareto_options")
         return solve_pareto(dataset, max_depth, max_nodes, time_limit, **two_class)
     limit = check_time_limit(time_limit)
-    threads = check_threads(threads)
     if _runs_pairwise(dataset, max_depth, options, memory_limit):
         min_leaf = check_int("min_leaf", min_leaf, 1)
         if max_nodes is not None:

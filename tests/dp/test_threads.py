@@ -127,6 +127,7 @@ def test_threads_default_to_the_usable_cores():
 @pytest.mark.parametrize("threads", [0, -2, 1.5, "2", True])
 def test_invalid_threads_raise_one_line_option_errors(threads):
     for call in (lambda: DPSolver(noisy_xor(0), threads=threads), lambda: solve_dp(noisy_xor(0), 3, threads=threads),
+                 lambda: solve_dp(noisy_xor(0), 3, metric="f1", threads=threads),  # the front checks it too
                  lambda: validate("dp", threads=threads)):
         with pytest.raises(OptionError, match=r"threads must be|threads: .*must be") as err:
             call()
