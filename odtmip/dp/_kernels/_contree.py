@@ -77,6 +77,7 @@ from odtmip.dp._kernels._common import (
     S_TIMEOUT,
     check_clock,
     leaf_cost,
+    past_deadline,
 )
 
 # ---- pruning counters (``Work.pruned``) ---------------------------------------------------------------
@@ -200,14 +201,16 @@ def _evaluate_threshold(scan, counts, K, pen, tol, w, best, code, new_code):
 
 
 @njit(cache=NUMBA_CACHE, **INTERNAL)
-def best_stumps(offsets, work, prm, level, m):
+def best_stumps(offsets, work, prm, st, level, m):
     """Optimal depth-one trees of both sides of the rows ``work.rows[level, :, :m]`` ([ConTree] Alg. 2).
 
     ``work.side`` assigns each row a side and ``work.counts`` holds the sides' class weights. For each feature
     g one pass over the rows in g-order keeps each side's class weights left of the scanned threshold; a
     threshold of side s lies between two consecutive *distinct* ranks seen on s, and its two leaves cost
     Eq. 13. Returns ``(cost_left, code_left, cost_right, code_right)``, each cost the least of the side's
-    leaf and its best stump plus ``penalty`` (code -1: the leaf).
+    leaf and its best stump plus ``penalty`` (code -1: the leaf). The clock is read between features
+    (:func:`~odtmip.dp._kernels._common.past_deadline`); past the deadline the scan stops with what it found and
+    sets S_TIMEOUT in ``st``, which the caller reads.
 
     Skipping (the similarity bound of Eq. 3 inside the scan, sharpened): let a threshold of side s cost c, its
     right leaf's majority class be c* with a lead l over the next class, and t = c - best_s. A later threshold
@@ -226,7 +229,7 @@ def best_stumps(offsets, work, prm, level, m):
     code1 = np.int64(-1)
     rows0, rows1 = cnt0[K], cnt1[K]
     for g in range(offsets.shape[0]):
-        if best0 <= tol and best1 <= tol:
+        if best0 <= tol and best1 <= tol or past_deadline(st, prm.deadline, m):
             break
         sc0[:] = 0.0
         sc1[:] = 0.0
@@ -414,7 +417,9 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
     code, left_code, right_code, terminal = np.int64(-1), np.int64(-1), np.int64(-1), np.int64(1)
     if d == 1:  # the best stump
         st[S_DEPTH1] += 1
-        c0, k0, _, _ = best_stumps(offsets, work, prm, level, m)
+        c0, k0, _, _ = best_stumps(offsets, work, prm, st, level, m)
+        if st[S_TIMEOUT]:
+            return leafc, False
         if c0 < best - tol:
             best, code = c0, k0
     else:
@@ -481,7 +486,10 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
                 if d == 2 and prm.depth_two:  # Alg. 2: both depth-one children at once
                     st[S_DEPTH2] += 1
                     side_counts(rf, labs[level, f], wf, m, side, K, counts)
-                    lval, lcode, rval, rcode = best_stumps(offsets, work, prm, level, m)
+                    lval, lcode, rval, rcode = best_stumps(offsets, work, prm, st, level, m)
+                    if st[S_TIMEOUT]:
+                        stopped = True
+                        break
                 else:
                     # the larger child first, under B - penalty; the smaller under the hybrid bound
                     first = 0 if 2 * p >= m else 1
