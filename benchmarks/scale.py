@@ -30,6 +30,7 @@ import argparse
 import json
 import math
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -149,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     print(header)
     print("-" * len(header))
     results: dict = {}
+    ratios: list[dict] = []  # odtmip-1 / pycontree per (rows, depth)
     with tempfile.TemporaryDirectory(prefix="odtmip-scale-") as tmp:
         for rows in args.rows:
             path = generate(rows, args.columns, Path(tmp))
@@ -169,9 +171,16 @@ def main(argv: list[str] | None = None) -> int:
                 ours, theirs = results.get(("odtmip-1", depth), {}).get(rows), results.get(("pycontree", depth),
                                                                                           {}).get(rows)
                 if ours and theirs and "seconds" in ours and "seconds" in theirs:
-                    print(f"{'':>17}odtmip-1 / pycontree: solve {ours['seconds'] / theirs['seconds']:.2f}, whole "
-                          f"process {ours['process_seconds'] / theirs['process_seconds']:.2f}, peak memory "
-                          f"{ours['max_rss_mb'] / theirs['max_rss_mb']:.2f}", flush=True)
+                    ratio = {"solve": ours["seconds"] / theirs["seconds"],
+                             "whole process": ours["process_seconds"] / theirs["process_seconds"],
+                             "peak memory": ours["max_rss_mb"] / theirs["max_rss_mb"]}
+                    ratios.append(ratio)
+                    print(f"{'':>17}odtmip-1 / pycontree: " + ", ".join(f"{k} {v:.2f}" for k, v in ratio.items()),
+                          flush=True)
+    if ratios:
+        print(f"\nodtmip-1 / pycontree over {len(ratios)} runs: " + "; ".join(
+            f"{k} median {statistics.median(r[k] for r in ratios):.2f}, worst {max(r[k] for r in ratios):.2f}"
+            for k in ratios[0]))
     if args.plot:
         plot(results, args.plot)
         print(f"plot: {args.plot}")
