@@ -130,6 +130,17 @@ def test_kernels_keep_fewest_nodes_and_build_ceilings():
     assert kp.subtract(np.array([[5.0, 5.0]]), np.array([[1.0, 2.0], [4.0, 0.0]]), 0.0).tolist() == [[1, 5], [4, 3]]
 
 
+def test_nondominated_keeps_the_first_of_points_equal_within_tol():
+    """Points equal within tol with as many nodes (one tree's sums in another order): the first row stands, not the
+    one a rounding puts first by fp; fewer nodes still win."""
+    P = np.zeros((2, kp.NCOL))
+    P[:, kp.P_FP], P[:, kp.P_FN], P[:, kp.P_NODES], P[:, kp.P_FEATURE] = [1.0 + 1e-12, 1.0], [2.0, 2.0], [3, 3], [0, 2]
+    assert kp.nondominated(P, 1e-9)[:, kp.P_FEATURE].tolist() == [0]
+    assert kp.nondominated(P[::-1].copy(), 1e-9)[:, kp.P_FEATURE].tolist() == [2]
+    P[1, kp.P_NODES] = 2
+    assert kp.nondominated(P, 1e-9)[:, kp.P_FEATURE].tolist() == [2]
+
+
 @settings(max_examples=200, **SETTINGS)
 @given(points=st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6), st.integers(0, 3)), max_size=30))
 def test_insert_point_by_point_equals_nondominated(points):

@@ -69,9 +69,11 @@ NO_CODE = np.iinfo(np.int64).max  # an empty bucket of :func:`_offer`
 def nondominated(P, tol):
     """nd(P): the non-dominated rows of ``P`` sorted by fp ascending (fn then strictly descending).
 
-    Of equal points (within ``tol``) the one with the fewest branch nodes is kept. [DS21] §3 sorts
-    lexicographically and keeps a point whose fn is strictly below the last kept one's; here one sort by fp and,
-    per run of equal fp, its least (fn, nodes) does the same.
+    Of equal points (within ``tol``) the one with the fewest branch nodes is kept, of those the first in ``P``: the
+    rule of :func:`_insert`, so nd(A u B) keeps the point of A where one of B equals it with as many nodes, whatever
+    the round-off in their sums (so nd of fronts found apart keeps the trees nd keeps point by point).
+    [DS21] §3 sorts lexicographically and keeps a point whose fn is strictly below the last kept one's; here one
+    sort by fp and, per run of equal fp, its least (fn, nodes, row) does the same.
     """
     k = P.shape[0]
     if k == 0:
@@ -85,8 +87,8 @@ def nondominated(P, tol):
         j = i + 1
         while j < k and P[o[j], P_FP] <= P[o[i], P_FP] + tol:
             c = o[j]
-            if P[c, P_FN] < P[best, P_FN] - tol or (P[c, P_FN] <= P[best, P_FN] + tol
-                                                     and P[c, P_NODES] < P[best, P_NODES]):
+            if P[c, P_FN] < P[best, P_FN] - tol or (P[c, P_FN] <= P[best, P_FN] + tol and (
+                    P[c, P_NODES] < P[best, P_NODES] or (P[c, P_NODES] == P[best, P_NODES] and c < best))):
                 best = c
             j += 1
         if m == 0 or P[best, P_FN] < P[keep[m - 1], P_FN] - tol:
