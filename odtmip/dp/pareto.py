@@ -64,14 +64,14 @@ from odtmip.core import progress
 from odtmip.core.data import Dataset
 from odtmip.core.exceptions import DataError, OptionError, VerificationError
 from odtmip.core.metrics import Confusion, count_target, positive_index
-from odtmip.core.options import check_switches, check_time_limit
+from odtmip.core.options import check_switches, check_threads, check_time_limit
 from odtmip.core.results import SolveResult, Status, stopped_status
 from odtmip.core.tree import Tree, leaf
 from odtmip.dp._kernels import _common as kc
 from odtmip.dp._kernels import _interpreted
 from odtmip.dp._kernels import _pareto as kp
 from odtmip.dp._kernels._search import grow_archive
-from odtmip.dp.common import MAX_DEPTH_CAP, check_int
+from odtmip.dp.common import MAX_DEPTH_CAP, check_int, in_threads
 from odtmip.dp.solver import DPOptions, DPSolver
 
 #: The lower bound that says nothing.
@@ -203,6 +203,10 @@ class ParetoSolver:
         The positive class, a label of ``dataset.classes_`` (default: the second label in sorted order).
     options : ParetoOptions, optional
         Technique switches.
+    threads : int or None, default=None
+        Search threads (None: the cores this process may use). At depth >= 3 (>= 2 without the depth-two solver)
+        the root's features are dealt out among them, each thread with its own store (:meth:`_front_threads`); the
+        front and every point's tree are those of one thread. The interpreted engine searches in one thread.
 
     Examples
     --------
@@ -213,7 +217,9 @@ class ParetoSolver:
     [(0.0, 1.0), (3.0, 0.0)]
     """
 
-    def __init__(self, dataset: Dataset, positive=None, options: ParetoOptions | None = None):
+    def __init__(self, dataset: Dataset, positive=None, options: ParetoOptions | None = None,
+                 threads: int | None = None):
+        self.threads = check_threads(threads)
         if dataset.n_classes != 2:
             raise DataError(f"the (fp, fn) front needs two classes, the data has {dataset.n_classes}: "
                             f"{', '.join(map(str, dataset.classes_))}")
@@ -238,6 +244,7 @@ class ParetoSolver:
         self.positives = float(dataset.weights[is_pos == 1].sum())
         self.negatives = float(dataset.weights[is_pos == 0].sum())
         self._store = kp.new_store(self._feature_bits.shape[1])  # fronts and bounds by row set and budget
+        self._helpers: list[list] = []  # the other threads' [store, depth-two work arrays], made at their first search
         o = self.options
         self._params = kp.ParetoParams(
             depth_two=bool(o.depth_two), upper_bound=bool(o.upper_bound), infeasibility_lb=bool(o.infeasibility_lb),
@@ -278,55 +285,123 @@ class ParetoSolver:
         d = min(depth, nodes)
         n = min(nodes, (1 << d) - 1)
         prm = self._params if limit is None else self._params._replace(deadline=t0 + limit)
-        search = self._search(d, n, prm)
-        while True:
-            search.st[kc.S_FULL] = 0
-            search.done[:] = False
-            P, complete = kern.solve_front(search, 0, 0, d, n, kern.maximal(U, self._tol))
-            if not search.st[kc.S_FULL]:
-                break
-            self._store = kern.grow_store(self._store)
-            search = search._replace(store=self._store)
+        Umax = kern.maximal(U, self._tol)
+        if not self._dealt(d):
+            search = self._search(d, n, prm)
+            while True:
+                search.st[kc.S_FULL] = 0
+                search.done[:] = False
+                P, complete = kern.solve_front(search, 0, 0, d, n, Umax)
+                if not search.st[kc.S_FULL]:
+                    break
+                self._store = kern.grow_store(self._store)
+                search = search._replace(store=self._store)
+            searches, rows, st, more = [search], [self._store.rows] * len(P), search.st, {}
+        else:
+            P, rows, complete, searches, seconds = self._front_threads(d, n, prm, Umax)
+            st = np.sum([s.st for s in searches], axis=0)
+            more = {"parallel_seconds": seconds, "thread_nodes": [int(s.st[kc.S_NODES]) for s in searches]}
         if complete:
             bound = P[:, :2].copy()
         elif d <= 2 and self.options.depth_two or d == 0:
             bound = NO_BOUND.copy()
-        else:
-            bound = kern.root_bound(search, d, n, P)
-        points = tuple(self._point(row) for row in P)
-        st = search.st
+        else:  # the splits no thread finished bound the root (Eq. 5), by each thread's store; the meet of those
+            done = np.logical_or.reduce([s.done for s in searches])
+            bound = kern.root_bound(searches[0]._replace(done=done), d, n, P)
+            for s in searches[1:]:
+                bound = kern.meet(bound, kern.root_bound(s._replace(done=done), d, n, P), self._tol)
+        points = tuple(self._point(row, r) for row, r in zip(P, rows, strict=True))
         stats = {"subproblems": int(st[kc.S_NODES]), "merges": int(st[kp.S_MERGES]),
                  "depth_two_calls": int(st[kc.S_DEPTH2]), "cache_hits": int(st[kc.S_CACHE_HITS]),
                  "lookahead_prunes": int(st[kp.S_LOOKAHEAD]), "bound_prunes": int(st[kp.S_BOUND_PRUNES]),
                  "features": int(self._feature_bits.shape[0]), "tolerance": self._tol, "front_size": len(points),
-                 "engine": "interpreted" if self._interpreted else "compiled"}
+                 "engine": "interpreted" if self._interpreted else "compiled",
+                 "threads": 1 if self._interpreted else self.threads, **more}
         if compile_seconds:
             stats["compile_seconds"] = compile_seconds
         status = Status.OPTIMAL if complete else Status.TIME_LIMIT
         return ParetoFront(points, status, "solved" if complete else "time_limit", bound, self.positive,
                            time.perf_counter() - t0, stats)
 
-    def _search(self, d: int, n: int, prm: kp.ParetoParams) -> kp.FrontSearch:
-        """The state of one search of the root at budget (d, n): the store, a fresh similarity archive (one slot per
-        budget), the recursion path's rows with the root's at level 0, and fresh statistics."""
+    def _search(self, d: int, n: int, prm: kp.ParetoParams, t: int = 0) -> kp.FrontSearch:
+        """The state of one search of the root at budget (d, n) in thread ``t``: its store and depth-two work arrays
+        (thread 0: the solver's own; the others keep theirs across calls), a fresh similarity archive (one slot per
+        budget), the recursion path's rows with the root's at level 0, fresh statistics, the root not dealt out."""
         W = self._feature_bits.shape[1]
         levels = np.zeros((d + 2, 2, W), dtype=np.uint64)
         levels[0, 0] = self._dp._root
         slots = (n + 1) * (d + 1)
-        return kp.FrontSearch(data=self._dp._data, pos_bits=self._pos_bits, store=self._store,
+        store, counts = self._store, self._counts
+        if t > 0:
+            while len(self._helpers) < t:
+                p = self._feature_bits.shape[0]
+                self._helpers.append([kp.new_store(W), (np.zeros(p), np.zeros(p), np.zeros((p, p)), np.zeros((p, p)))])
+            store, counts = self._helpers[t - 1]
+        return kp.FrontSearch(data=self._dp._data, pos_bits=self._pos_bits, store=store,
                               archive=grow_archive(None, slots - 1, W),
-                              levels=levels, counts=self._counts,
+                              levels=levels, counts=counts,
                               done=np.zeros((self._feature_bits.shape[0], max(n, 1)), dtype=np.bool_), prm=prm,
-                              st=np.zeros(kp.N_PARETO_STATS, dtype=np.int64))
+                              st=np.zeros(kp.N_PARETO_STATS, dtype=np.int64), deal=kp.new_deal(False))
+
+    def _dealt(self, d: int) -> bool:
+        """Whether a search of depth budget ``d`` deals the root's features out to threads: several threads, the
+        compiled kernels, a root above the depth-two solver, two features or more."""
+        return self.threads > 1 and not self._interpreted and d > (2 if self.options.depth_two else 1) and \
+            self._feature_bits.shape[0] > 1
+
+    def _front_threads(self, d: int, n: int, prm: kp.ParetoParams, U: np.ndarray):
+        """The root's features dealt out among ``self.threads`` threads (``solve_front`` releases the GIL), each with
+        its own store, archive and work arrays, each under ``U`` and reading the clock; each stops at its share of
+        ``prm.node_limit``. One that fills its store stops the dealing; its store grows and all search again.
+
+        The root's front is nd of the union of the threads' fronts (Eq. 3 is an nd over a union), taken in the
+        order one thread would find them: the leaf, then the root features ascending (a stable sort), so that
+        :func:`~odtmip.dp._kernels._pareto.nondominated`, which keeps the fewest nodes and then the first of equal
+        points, keeps the tree one thread keeps. Returns (front, the store rows of each point's tree, complete,
+        the threads' searches, their seconds together). After a stop, a thread whose store was full (its split
+        points may name rows it could not keep) counts as having found only the leaves and finished no split."""
+        T = self.threads
+        each = prm._replace(node_limit=-(-prm.node_limit // T))  # each thread's share of the subproblems
+        searches = [self._search(d, n, each, t) for t in range(T)]
+        seconds = 0.0
+        while True:
+            deal = kp.new_deal(True)
+            for t, s in enumerate(searches):
+                s.st[kc.S_FULL] = 0
+                s.done[:] = False
+                searches[t] = s._replace(deal=deal)
+            found, took = in_threads(T, lambda t: kp.solve_front(searches[t], 0, 0, d, n, U), lambda: None)
+            seconds += took
+            full = [t for t, s in enumerate(searches) if s.st[kc.S_FULL]]
+            if not full or any(s.st[kc.S_TIMEOUT] for s in searches):
+                break
+            for t in full:  # grow the full stores and search again, the other stores as they are
+                store = kp.grow_store(searches[t].store)
+                if t == 0:
+                    self._store = store
+                else:
+                    self._helpers[t - 1][0] = store
+                searches[t] = searches[t]._replace(store=store)
+        fronts = [P for P, _ in found]
+        for t in full:  # stopped with a full store: its leaves stand, its splits count as not searched
+            searches[t].done[:] = False
+            fronts[t] = fronts[t][fronts[t][:, kp.P_KIND] == kp.KIND_LEAF]
+        # the threads' fronts with their thread in an extra column, the leaf first, then by root feature
+        F = np.concatenate([np.column_stack((P, np.full(len(P), t))) for t, P in enumerate(fronts)])
+        F = kp.nondominated(np.ascontiguousarray(F[np.argsort(F[:, kp.P_FEATURE], kind="stable")]), self._tol)
+        rows = [searches[int(t)].store.rows for t in F[:, kp.NCOL]]
+        complete = not full and all(found[t][1] for t in range(T))
+        return np.ascontiguousarray(F[:, :kp.NCOL]), rows, complete, searches, seconds
 
     # ------------------------------------------------------------------ trees
-    def _point(self, row: np.ndarray) -> FrontPoint:
+    def _point(self, row: np.ndarray, rows: np.ndarray) -> FrontPoint:
+        """A point of a front row whose tree names rows of ``rows`` (the rows of the store it was found in)."""
         return FrontPoint(float(row[kp.P_FP]), float(row[kp.P_FN]), self.positives, self.negatives,
-                          int(row[kp.P_NODES]), partial(self._tree, row.copy()))
+                          int(row[kp.P_NODES]), partial(self._tree, row.copy(), rows))
 
-    def _tree(self, row: np.ndarray) -> Tree:
+    def _tree(self, row: np.ndarray, rows: np.ndarray) -> Tree:
         """The tree of a front row, checked: routing the data through it gives the row's (fp, fn)."""
-        tree = self.dataset.new_tree(self._spec(row))
+        tree = self.dataset.new_tree(self._spec(row, rows))
         predicted = tree.predict_index(self.dataset.X) == self.positive_index
         actual = self.dataset.y == self.positive_index
         w = self.dataset.weights
@@ -340,8 +415,9 @@ class ParetoSolver:
     def _label(self, positive) -> int:
         return self.positive_index if positive else 1 - self.positive_index
 
-    def _spec(self, row: np.ndarray):
-        """The tree of a front row ([DS21] keeps one per point; rebuilt through the merges that made it)."""
+    def _spec(self, row: np.ndarray, rows: np.ndarray):
+        """The tree of a front row ([DS21] keeps one per point; rebuilt through the merges that made it, whose
+        points are ``rows``: a store's rows only grow, so those of the store when the front was found serve)."""
         kind, f = int(row[kp.P_KIND]), int(row[kp.P_FEATURE])
         if kind == kp.KIND_LEAF:
             return leaf(self._label(row[kp.P_A] == 1))
@@ -349,8 +425,7 @@ class ParetoSolver:
             labels = int(row[kp.P_C])
             return self._dp._branch(f, self._terminal_child(int(row[kp.P_A]), labels & 3),
                                     self._terminal_child(int(row[kp.P_B]), labels >> 2))
-        rows = self._store.rows
-        return self._dp._branch(f, self._spec(rows[int(row[kp.P_A])]), self._spec(rows[int(row[kp.P_B])]))
+        return self._dp._branch(f, self._spec(rows[int(row[kp.P_A])], rows), self._spec(rows[int(row[kp.P_B])], rows))
 
     def _terminal_child(self, g: int, labels: int):
         if g < 0:
@@ -379,9 +454,10 @@ def _warm_up_pareto() -> float:
     compiled = ParetoOptions(engine="compiled")
     for w in (None, rng.random(30) + 0.5):
         ds = Dataset(rng.integers(0, 2, size=(30, 4)), np.r_[0, 1, rng.integers(0, 2, 28)], w)
-        ParetoSolver(ds, options=compiled).front(max_depth=3, ceiling=[(5, 5)], time_limit=3600.0)
-        ParetoSolver(ds, options=compiled).front(max_depth=3, max_nodes=2)
-        stopped = ParetoSolver(ds, options=compiled)  # stopped at its second subproblem: a stopped search's bound
+        ParetoSolver(ds, options=compiled, threads=1).front(max_depth=3, ceiling=[(5, 5)], time_limit=3600.0)
+        ParetoSolver(ds, options=compiled, threads=1).front(max_depth=3, max_nodes=2)
+        # stopped at its second subproblem: a stopped search's bound
+        stopped = ParetoSolver(ds, options=compiled, threads=1)
         stopped._params = stopped._params._replace(node_limit=1)
         stopped.front(max_depth=3)
 
@@ -485,7 +561,7 @@ def solve_pareto(dataset: Dataset, max_depth: int = 3, max_nodes: int | None = N
                  time_limit: float | None = None, metric=None, min_sensitivity: float | None = None,
                  min_specificity: float | None = None, max_false_positives: float | None = None,
                  max_false_negatives: float | None = None, positive=None,
-                 options: ParetoOptions | None = None) -> SolveResult:
+                 options: ParetoOptions | None = None, threads: int | None = None) -> SolveResult:
     """Optimal tree for a metric monotone in (fp, fn), under caps on fp and fn, from the front of [DS21].
 
     The front under the caps' ceiling is searched once; its point of least loss (:class:`Objective`) is optimal
@@ -496,7 +572,7 @@ def solve_pareto(dataset: Dataset, max_depth: int = 3, max_nodes: int | None = N
     loss (``1 - metric``, or the weight of false negatives / false positives / both, see :class:`Objective`)
     recomputed by routing; ``stats`` adds the metric, ``tpr``, ``tnr``, the caps and the front's size. A cap no
     tree meets gives ``Status.INFEASIBLE`` (proven). With a time limit the best tree found is returned with a
-    valid bound.
+    valid bound. ``threads``: search threads of the front (:class:`ParetoSolver`; None: the usable cores).
 
     Examples
     --------
@@ -513,7 +589,7 @@ def solve_pareto(dataset: Dataset, max_depth: int = 3, max_nodes: int | None = N
         compile_seconds = 0.0
     else:  # loading the kernels counts in the time limit, as in solve_dp (the front below reports 0)
         compile_seconds = _warm_up_pareto()
-    solver = ParetoSolver(dataset, positive=positive, options=options)
+    solver = ParetoSolver(dataset, positive=positive, options=options, threads=threads)
     goal = objective_of(dataset, solver.positive_index, metric, min_sensitivity, min_specificity,
                         max_false_positives, max_false_negatives)
     limit = check_time_limit(time_limit)

@@ -81,7 +81,8 @@ def solve_dp(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | None 
         ``leaf_penalty``.
     threads : int or None, default=None
         Search threads (None: the cores this process may use); the tree is the one a single thread returns (see
-        :class:`DPSolver`). ``stats["threads"]`` says how many searched.
+        :class:`DPSolver`, and :class:`~odtmip.dp.pareto.ParetoSolver` for the front of the two-class objectives).
+        ``stats["threads"]`` says how many searched.
 
     Returns
     -------
@@ -115,7 +116,7 @@ def solve_dp(dataset: Dataset, max_depth: int | None = 3, max_nodes: int | None 
             raise OptionError(f"{', '.join(given)} cannot be combined with a metric, a sensitivity/specificity target "
                               f"or a positive class (the (fp, fn) front search)")
         two_class["options"] = two_class.pop("pareto_options")
-        return solve_pareto(dataset, max_depth, max_nodes, time_limit, **two_class)
+        return solve_pareto(dataset, max_depth, max_nodes, time_limit, threads=threads, **two_class)
     limit = check_time_limit(time_limit)
     if _runs_pairwise(dataset, max_depth, options, memory_limit):
         min_leaf = check_int("min_leaf", min_leaf, 1)

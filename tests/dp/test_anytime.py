@@ -182,7 +182,8 @@ def test_bound_passes_raise_the_bound_of_a_stopped_search_before_the_proof(weigh
 
 
 def _stopped_pareto(ds, depth, nodes):
-    """solve_pareto's front search stopped after ``nodes`` subproblems (as the deadline stops it, repeatably)."""
+    """solve_pareto's front search stopped after ``nodes`` subproblems (as the deadline stops it, repeatably; one
+    thread, whose subproblems come in one order)."""
     front = ParetoSolver.front
 
     def stopped(self, *args, **kwargs):
@@ -190,7 +191,7 @@ def _stopped_pareto(ds, depth, nodes):
         return front(self, *args, **kwargs)
 
     with mock.patch.object(ParetoSolver, "front", stopped):
-        return solve_pareto(ds, depth, metric="f1")
+        return solve_pareto(ds, depth, metric="f1", threads=1)
 
 
 @pytest.mark.parametrize("engine", ["search", "pairwise", "contree", "pareto"])

@@ -411,14 +411,14 @@ def test_the_search_interprets_until_its_kernels_are_ready_then_compiles_within_
 @given(tiny_data(max_rows=40, max_cols=6, classes=(2,)), st.integers(0, 3), st.booleans(), st.booleans())
 def test_the_interpreted_front_search_visits_the_subproblems_of_the_compiled_one(ds, depth, similarity, lookahead):
     switches = {"similarity": similarity, "lookahead": lookahead}
-    a = ParetoSolver(ds, options=ParetoOptions(engine="compiled", **switches)).front(depth)
+    a = ParetoSolver(ds, options=ParetoOptions(engine="compiled", **switches), threads=1).front(depth)
     b = ParetoSolver(ds, options=ParetoOptions(engine="interpreted", **switches)).front(depth)
     assert (a.stats["engine"], b.stats["engine"]) == ("compiled", "interpreted")
     assert b.pairs == a.pairs and [p.tree.to_text() for p in b.points] == [p.tree.to_text() for p in a.points]
     for key in ("subproblems", "merges", "depth_two_calls", "cache_hits", "lookahead_prunes", "bound_prunes"):
         assert b.stats[key] == a.stats[key], key
     for goal in ({"metric": "f1"}, {"min_sensitivity": 0.8}):
-        f = solve_pareto(ds, depth, options=ParetoOptions(engine="compiled"), **goal)
+        f = solve_pareto(ds, depth, options=ParetoOptions(engine="compiled"), threads=1, **goal)
         g = solve_pareto(ds, depth, options=ParetoOptions(engine="interpreted"), **goal)
         assert g.status is f.status and g.objective == f.objective
         assert (g.tree is None and f.tree is None) or g.tree.to_text() == f.tree.to_text()

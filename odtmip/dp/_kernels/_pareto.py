@@ -37,6 +37,7 @@ from odtmip.dp._kernels._common import (
     S_FULL,
     Data,
     check_clock,
+    compare_and_swap,
     count_bits,
     past_deadline,
     popcount,
@@ -952,6 +953,11 @@ S_LOOKAHEAD = N_STATS + 1  # splits skipped by the lookahead (C)
 S_BOUND_PRUNES = N_STATS + 2  # subproblems answered "nothing under the ceiling" by a stored bound (B)
 N_PARETO_STATS = N_STATS + 3
 
+# ---- the root's features dealt out to threads (``FrontSearch.deal``, an int64 array all of them share) ----------
+DEAL_ON = 0  # 1: each thread takes the next root feature no thread has taken; 0: one search takes them all
+DEAL_NEXT = 1  # the next root feature to take
+N_DEAL = 2
+
 
 class FrontStore(NamedTuple):
     """What the search keeps across calls: one key per row set (the tables of :mod:`~odtmip.dp._kernels._cache`,
@@ -978,6 +984,23 @@ class FrontSearch(NamedTuple):
     done: np.ndarray  # bool (p, n_root): root splits (f, left nodes) searched to the end, for the bound of a stop
     prm: ParetoParams
     st: np.ndarray  # int64 (N_PARETO_STATS,): statistics and flags
+    deal: np.ndarray  # int64 (N_DEAL,): the root's features dealt out to threads (DEAL_*), shared by them
+
+
+def new_deal(dealt: bool) -> np.ndarray:
+    """A fresh ``FrontSearch.deal``: the root's features dealt out to threads (``dealt``) or all searched by one."""
+    deal = np.zeros(N_DEAL, dtype=np.int64)
+    deal[DEAL_ON] = int(dealt)
+    return deal
+
+
+@njit(cache=NUMBA_CACHE, **INTERNAL)
+def _take_feature(deal):
+    """The next root feature no thread has taken: an atomic fetch-and-add on ``deal[DEAL_NEXT]``."""
+    while True:
+        f = deal[DEAL_NEXT]
+        if compare_and_swap(deal, DEAL_NEXT, f, f + 1) == f:
+            return f
 
 
 @njit(cache=NUMBA_CACHE, **INTERNAL)
@@ -1141,7 +1164,7 @@ def _split_rows(D, fb, DL, DR):
     return any_l and any_r
 
 
-@njit(cache=NUMBA_CACHE)
+@njit(cache=NUMBA_CACHE, nogil=True)
 def solve_front(s, lvl, side, d, n, U):
     """(PF(D, d, n) n Down(U), complete) for the rows D at ``s.levels[lvl, side]``: the front part under the
     ceiling ``U`` ([DS21] Eq. 3 with the techniques of :mod:`odtmip.dp.pareto`, each switched by ``s.prm``).
@@ -1150,6 +1173,11 @@ def solve_front(s, lvl, side, d, n, U):
     or the node limit (S_TIMEOUT) or a full store (S_FULL) cut the search short; the points are then trees found,
     not a proven front, and nothing of the interrupted subproblems is stored. At the root (``lvl`` 0) the splits
     (f, left nodes) searched to the end are marked in ``s.done``.
+
+    Threads run it side by side (released from the GIL, ``nogil``), each with its own store and work arrays. At a
+    root dealt out to them (``s.deal``) each takes the next root feature no thread has taken and returns nd(the leaf
+    u the merges of its features) under ``U`` without storing the root: the union of their fronts, nd again, is the
+    root's (Eq. 3 is an nd over a union). A thread that fills its store deals out the rest of the features to no one.
     """
     prm, st, tol = s.prm, s.st, s.prm.tol
     d, n = min(d, n), min(n, (np.int64(1) << d) - 1)
@@ -1187,7 +1215,12 @@ def solve_front(s, lvl, side, d, n, U):
     fbits = data.feature_bits
     DL, DR = s.levels[lvl + 1, 0], s.levels[lvl + 1, 1]
     zero = np.zeros((1, 2))  # the bound of a child nothing is known about (read only)
-    for f in range(fbits.shape[0]):
+    dealt = lvl == 0 and s.deal[DEAL_ON] != 0  # threads share the root's features, each keeps the front of its own
+    f = np.int64(-1)
+    while True:
+        f = _take_feature(s.deal) if dealt else f + 1
+        if f >= fbits.shape[0]:
+            break
         if not _split_rows(D, fbits[f], DL, DR):  # a degenerate split reproduces the leaf ([DS21] trap 11)
             continue
         for nl in range(max(0, n - 1 - half), min(n - 1, half) + 1):
@@ -1225,8 +1258,10 @@ def solve_front(s, lvl, side, d, n, U):
             if lvl == 0:
                 s.done[f, nl] = True
         if not complete:
+            if dealt and st[S_FULL]:  # the other threads take no more features: all search again
+                s.deal[DEAL_NEXT] = fbits.shape[0]
             break
-    if complete:
+    if complete and not dealt:  # a dealt root's front is the part of its thread's features (Python merges them)
         _store(s, D, d, n, PF, U)
     return _under(PF, U, tol), complete
 
