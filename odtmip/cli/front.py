@@ -28,6 +28,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--positive", metavar="LABEL", help="the positive class (default: the second label in sorted order)")
     p.add_argument("--time-limit", type=float, metavar="S",
                    help="seconds for the whole command, from its start; at the limit the trees found so far")
+    common.add_option(p, "--threads", "threads", "N",
+                      help="search threads (default: the cores this process may use); the front and its trees are "
+                           "those of one thread")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("--plot", metavar="FILE", type=common.image_file,
                    help="draw the front in sensitivity/specificity space to FILE (.png, .pdf)")
@@ -42,8 +45,8 @@ def run(args: argparse.Namespace) -> int:
     from odtmip.dp.pareto import ParetoSolver
 
     data = common.load_dataset(args)
-    front = ParetoSolver(data, positive=args.positive).front(args.depth, args.max_nodes,
-                                                             time_limit=common.time_left(args, args.time_limit))
+    solver = ParetoSolver(data, positive=args.positive, threads=getattr(args, "threads", None))
+    front = solver.front(args.depth, args.max_nodes, time_limit=common.time_left(args, args.time_limit))
     if args.plot:
         plot_front(front, data, args.depth, args.plot)
     if args.json:

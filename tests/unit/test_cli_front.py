@@ -88,3 +88,25 @@ def test_check_with_a_target_agrees(capsys, tmp_path):
     record = json.loads(out)
     assert code == 0 and record["verdict"] == "agree"
     assert record["mip"]["objective"] == record["dp_objective"] and record["mip"]["status"] == "optimal"
+
+
+def test_threads_reach_the_front_search_of_front_and_fit(capsys):
+    """``--threads`` reaches the front search of ``odtmip front`` and of ``fit`` with a two-class objective; the
+    front and the tree are those of one thread."""
+    fronts = {}
+    for threads in ("1", "2"):
+        code, out, _ = run(capsys, "front", "tic-tac-toe", "--depth", "3", "--threads", threads, "--json")
+        record = json.loads(out)
+        assert code == 0 and record["stats"]["threads"] == int(threads)
+        fronts[threads] = record["front"]
+    assert fronts["1"] == fronts["2"]
+    trees = {}
+    for threads in ("1", "2"):
+        code, out, _ = run(capsys, "fit", "tic-tac-toe", "--depth", "3", "--metric", "f1", "--threads", threads,
+                           "--json")
+        record = json.loads(out)
+        assert code == 0 and record["stats"]["threads"] == int(threads)
+        trees[threads] = record["tree"]
+    assert trees["1"] == trees["2"]
+    code, out, err = run(capsys, "front", "tic-tac-toe", "--depth", "3", "--threads", "0")
+    assert code == 2 and out == "" and "threads must be" in err and len(err.strip().splitlines()) == 1
