@@ -70,6 +70,7 @@ from odtmip.core.tree import Tree, leaf
 from odtmip.dp._kernels import _common as kc
 from odtmip.dp._kernels import _interpreted
 from odtmip.dp._kernels import _pareto as kp
+from odtmip.dp._kernels._cache import U_STOP, shared_by_threads
 from odtmip.dp._kernels._search import grow_archive
 from odtmip.dp.common import MAX_DEPTH_CAP, check_int, in_threads
 from odtmip.dp.solver import DPOptions, DPSolver
@@ -244,7 +245,7 @@ class ParetoSolver:
         self.positives = float(dataset.weights[is_pos == 1].sum())
         self.negatives = float(dataset.weights[is_pos == 0].sum())
         self._store = kp.new_store(self._feature_bits.shape[1])  # fronts and bounds by row set and budget
-        self._helpers: list[list] = []  # the other threads' [store, depth-two work arrays], made at their first search
+        self._helpers: list[tuple] = []  # the other threads' depth-two work arrays, made at their first search
         o = self.options
         self._params = kp.ParetoParams(
             depth_two=bool(o.depth_two), upper_bound=bool(o.upper_bound), infeasibility_lb=bool(o.infeasibility_lb),
@@ -289,28 +290,28 @@ class ParetoSolver:
         if not self._dealt(d):
             search = self._search(d, n, prm)
             while True:
-                search.st[kc.S_FULL] = 0
+                search.st[kc.S_FULL] = self._store.cache.used[U_STOP] = 0
                 search.done[:] = False
                 P, complete = kern.solve_front(search, 0, 0, d, n, Umax)
                 if not search.st[kc.S_FULL]:
                     break
                 self._store = kern.grow_store(self._store)
                 search = search._replace(store=self._store)
-            searches, rows, st, more = [search], [self._store.rows] * len(P), search.st, {}
+            searches, st, more = [search], search.st, {}
         else:
-            P, rows, complete, searches, seconds = self._front_threads(d, n, prm, Umax)
+            P, complete, searches, seconds = self._front_threads(d, n, prm, Umax)
             st = np.sum([s.st for s in searches], axis=0)
             more = {"parallel_seconds": seconds, "thread_nodes": [int(s.st[kc.S_NODES]) for s in searches]}
         if complete:
             bound = P[:, :2].copy()
         elif d <= 2 and self.options.depth_two or d == 0:
             bound = NO_BOUND.copy()
-        else:  # the splits no thread finished bound the root (Eq. 5), by each thread's store; the meet of those
+        else:  # the splits no thread finished bound the root (Eq. 5), by each thread's archive; the meet of those
             done = np.logical_or.reduce([s.done for s in searches])
             bound = kern.root_bound(searches[0]._replace(done=done), d, n, P)
             for s in searches[1:]:
                 bound = kern.meet(bound, kern.root_bound(s._replace(done=done), d, n, P), self._tol)
-        points = tuple(self._point(row, r) for row, r in zip(P, rows, strict=True))
+        points = tuple(self._point(row) for row in P)
         stats = {"subproblems": int(st[kc.S_NODES]), "merges": int(st[kp.S_MERGES]),
                  "depth_two_calls": int(st[kc.S_DEPTH2]), "cache_hits": int(st[kc.S_CACHE_HITS]),
                  "lookahead_prunes": int(st[kp.S_LOOKAHEAD]), "bound_prunes": int(st[kp.S_BOUND_PRUNES]),
@@ -324,20 +325,20 @@ class ParetoSolver:
                            time.perf_counter() - t0, stats)
 
     def _search(self, d: int, n: int, prm: kp.ParetoParams, t: int = 0) -> kp.FrontSearch:
-        """The state of one search of the root at budget (d, n) in thread ``t``: its store and depth-two work arrays
+        """The state of one search of the root at budget (d, n) in thread ``t``: the store, its depth-two work arrays
         (thread 0: the solver's own; the others keep theirs across calls), a fresh similarity archive (one slot per
         budget), the recursion path's rows with the root's at level 0, fresh statistics, the root not dealt out."""
         W = self._feature_bits.shape[1]
         levels = np.zeros((d + 2, 2, W), dtype=np.uint64)
         levels[0, 0] = self._dp._root
         slots = (n + 1) * (d + 1)
-        store, counts = self._store, self._counts
+        counts = self._counts
         if t > 0:
             while len(self._helpers) < t:
                 p = self._feature_bits.shape[0]
-                self._helpers.append([kp.new_store(W), (np.zeros(p), np.zeros(p), np.zeros((p, p)), np.zeros((p, p)))])
-            store, counts = self._helpers[t - 1]
-        return kp.FrontSearch(data=self._dp._data, pos_bits=self._pos_bits, store=store,
+                self._helpers.append((np.zeros(p), np.zeros(p), np.zeros((p, p)), np.zeros((p, p))))
+            counts = self._helpers[t - 1]
+        return kp.FrontSearch(data=self._dp._data, pos_bits=self._pos_bits, store=self._store,
                               archive=grow_archive(None, slots - 1, W),
                               levels=levels, counts=counts,
                               done=np.zeros((self._feature_bits.shape[0], max(n, 1)), dtype=np.bool_), prm=prm,
@@ -350,58 +351,53 @@ class ParetoSolver:
             self._feature_bits.shape[0] > 1
 
     def _front_threads(self, d: int, n: int, prm: kp.ParetoParams, U: np.ndarray):
-        """The root's features dealt out among ``self.threads`` threads (``solve_front`` releases the GIL), each with
-        its own store, archive and work arrays, each under ``U`` and reading the clock; each stops at its share of
-        ``prm.node_limit``. One that fills its store stops the dealing; its store grows and all search again.
+        """The root's features dealt out among ``self.threads`` threads (``solve_front`` releases the GIL), sharing
+        the store (under its lock), each with its own archive and work arrays, each under ``U`` and reading the clock;
+        each stops at its share of ``prm.node_limit``. One that fills the store stops them all; it grows and all
+        search again.
 
         The root's front is nd of the union of the threads' fronts (Eq. 3 is an nd over a union), taken in the
         order one thread would find them: the leaf, then the root features ascending (a stable sort), so that
         :func:`~odtmip.dp._kernels._pareto.nondominated`, which keeps the fewest nodes and then the first of equal
-        points, keeps the tree one thread keeps. Returns (front, the store rows of each point's tree, complete,
-        the threads' searches, their seconds together). After a stop, a thread whose store was full (its split
-        points may name rows it could not keep) counts as having found only the leaves and finished no split."""
+        points, keeps the tree one thread keeps. Returns (front, complete, the threads' searches, their seconds
+        together). After a stop, a thread stopped by a full store (its split points may name rows it could not keep)
+        counts as having found only the leaves and finished no split."""
         T = self.threads
         each = prm._replace(node_limit=-(-prm.node_limit // T))  # each thread's share of the subproblems
         searches = [self._search(d, n, each, t) for t in range(T)]
         seconds = 0.0
-        while True:
-            deal = kp.new_deal(True)
-            for t, s in enumerate(searches):
-                s.st[kc.S_FULL] = 0
-                s.done[:] = False
-                searches[t] = s._replace(deal=deal)
-            found, took = in_threads(T, lambda t: kp.solve_front(searches[t], 0, 0, d, n, U), lambda: None)
-            seconds += took
-            full = [t for t, s in enumerate(searches) if s.st[kc.S_FULL]]
-            if not full or any(s.st[kc.S_TIMEOUT] for s in searches):
-                break
-            for t in full:  # grow the full stores and search again, the other stores as they are
-                store = kp.grow_store(searches[t].store)
-                if t == 0:
-                    self._store = store
-                else:
-                    self._helpers[t - 1][0] = store
-                searches[t] = searches[t]._replace(store=store)
+        with shared_by_threads(self._store.cache):
+            while True:
+                deal = kp.new_deal(True)
+                self._store.cache.used[U_STOP] = 0
+                for t, s in enumerate(searches):
+                    s.st[kc.S_FULL] = 0
+                    s.done[:] = False
+                    searches[t] = s._replace(store=self._store, deal=deal)
+                found, took = in_threads(T, lambda t: kp.solve_front(searches[t], 0, 0, d, n, U), lambda: None)
+                seconds += took
+                full = [t for t, s in enumerate(searches) if s.st[kc.S_FULL]]
+                if not full or any(s.st[kc.S_TIMEOUT] for s in searches):
+                    break
+                self._store = kp.grow_store(self._store)
         fronts = [P for P, _ in found]
-        for t in full:  # stopped with a full store: its leaves stand, its splits count as not searched
+        for t in full:  # stopped by a full store: its leaves stand, its splits count as not searched
             searches[t].done[:] = False
             fronts[t] = fronts[t][fronts[t][:, kp.P_KIND] == kp.KIND_LEAF]
-        # the threads' fronts with their thread in an extra column, the leaf first, then by root feature
-        F = np.concatenate([np.column_stack((P, np.full(len(P), t))) for t, P in enumerate(fronts)])
+        # the threads' fronts, the leaf first, then by root feature
+        F = np.concatenate(fronts)
         F = kp.nondominated(np.ascontiguousarray(F[np.argsort(F[:, kp.P_FEATURE], kind="stable")]), self._tol)
-        rows = [searches[int(t)].store.rows for t in F[:, kp.NCOL]]
         complete = not full and all(found[t][1] for t in range(T))
-        return np.ascontiguousarray(F[:, :kp.NCOL]), rows, complete, searches, seconds
+        return F, complete, searches, seconds
 
     # ------------------------------------------------------------------ trees
-    def _point(self, row: np.ndarray, rows: np.ndarray) -> FrontPoint:
-        """A point of a front row whose tree names rows of ``rows`` (the rows of the store it was found in)."""
+    def _point(self, row: np.ndarray) -> FrontPoint:
         return FrontPoint(float(row[kp.P_FP]), float(row[kp.P_FN]), self.positives, self.negatives,
-                          int(row[kp.P_NODES]), partial(self._tree, row.copy(), rows))
+                          int(row[kp.P_NODES]), partial(self._tree, row.copy()))
 
-    def _tree(self, row: np.ndarray, rows: np.ndarray) -> Tree:
+    def _tree(self, row: np.ndarray) -> Tree:
         """The tree of a front row, checked: routing the data through it gives the row's (fp, fn)."""
-        tree = self.dataset.new_tree(self._spec(row, rows))
+        tree = self.dataset.new_tree(self._spec(row))
         predicted = tree.predict_index(self.dataset.X) == self.positive_index
         actual = self.dataset.y == self.positive_index
         w = self.dataset.weights
@@ -415,9 +411,8 @@ class ParetoSolver:
     def _label(self, positive) -> int:
         return self.positive_index if positive else 1 - self.positive_index
 
-    def _spec(self, row: np.ndarray, rows: np.ndarray):
-        """The tree of a front row ([DS21] keeps one per point; rebuilt through the merges that made it, whose
-        points are ``rows``: a store's rows only grow, so those of the store when the front was found serve)."""
+    def _spec(self, row: np.ndarray):
+        """The tree of a front row ([DS21] keeps one per point; rebuilt through the merges that made it)."""
         kind, f = int(row[kp.P_KIND]), int(row[kp.P_FEATURE])
         if kind == kp.KIND_LEAF:
             return leaf(self._label(row[kp.P_A] == 1))
@@ -425,7 +420,8 @@ class ParetoSolver:
             labels = int(row[kp.P_C])
             return self._dp._branch(f, self._terminal_child(int(row[kp.P_A]), labels & 3),
                                     self._terminal_child(int(row[kp.P_B]), labels >> 2))
-        return self._dp._branch(f, self._spec(rows[int(row[kp.P_A])], rows), self._spec(rows[int(row[kp.P_B])], rows))
+        rows = self._store.rows
+        return self._dp._branch(f, self._spec(rows[int(row[kp.P_A])]), self._spec(rows[int(row[kp.P_B])]))
 
     def _terminal_child(self, g: int, labels: int):
         if g < 0:

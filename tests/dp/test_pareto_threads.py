@@ -1,6 +1,6 @@
 """Search threads of the (fp, fn) front (the ``threads`` option of :class:`~odtmip.dp.pareto.ParetoSolver`): two
 threads return the front of one, point for point with the same tree, a search stopped in two threads keeps trees
-that route to their points and a valid bound, full stores grow per thread, and the option is checked.
+that route to their points and a valid bound, the store they share grows when full, and the option is checked.
 
 No test here asserts a time or a speed-up."""
 
@@ -17,6 +17,7 @@ from odtmip.core.exceptions import OptionError
 from odtmip.core.options import usable_cores
 from odtmip.core.results import Status
 from odtmip.dp import pareto, solve_dp
+from odtmip.dp._kernels import _cache as kc
 from odtmip.dp._kernels import _pareto as kp
 from odtmip.dp.pareto import ParetoOptions, ParetoSolver, solve_pareto
 
@@ -69,8 +70,8 @@ def test_two_threads_return_the_front_of_one_on_bundled_data(name, depth):
 
 
 def test_a_solver_called_again_in_two_threads_keeps_its_front():
-    """The threads' stores persist across calls (nothing of the root is stored): the second call finds the root's
-    children in them and returns the same front and trees."""
+    """The store the threads shared persists across calls (nothing of the root is stored): the second call finds the
+    root's children in it and returns the same front and trees."""
     ds = noisy_pair(3)
     solver = ParetoSolver(ds, options=COMPILED, threads=2)
     first, again = solver.front(max_depth=4), solver.front(max_depth=4)
@@ -86,7 +87,7 @@ def noisy_pair(seed, n=120, p=8):
 
 
 @pytest.mark.parametrize("depth", [3, 4])
-def test_full_stores_grow_in_every_thread(monkeypatch, depth):
+def test_a_store_shared_by_threads_grows_when_full(monkeypatch, depth):
     ds = noisy_pair(1)
     one = _front(ds, 1, depth)
     small = kp.new_store
@@ -95,8 +96,8 @@ def test_full_stores_grow_in_every_thread(monkeypatch, depth):
     two = solver.front(max_depth=depth)
     assert two.status is Status.OPTIMAL
     assert_same(one, two)
-    # each store grows in its own thread (which thread's fills first depends on how the features were dealt)
-    assert max(store.cache.keys.shape[0] for store in (solver._store, solver._helpers[0][0])) > 2
+    assert solver._store.cache.keys.shape[0] > 2 and solver._store.rows.shape[0] > 2
+    assert solver._store.cache.used[kc.U_SHARED] == 0  # the lock is off once the threads are done
 
 
 def assert_valid_stop(front, exact, ds, found_above=True):
@@ -139,7 +140,7 @@ def test_a_stopped_two_thread_search_with_any_weights_keeps_a_valid_bound(ds, de
 
 
 def test_a_stop_with_a_full_store_keeps_a_valid_bound(monkeypatch):
-    """A thread whose store fills as the node limit stops the search counts as having finished nothing."""
+    """A thread stopped by a full store as the node limit stops the search counts as having finished nothing."""
     ds = noisy_pair(4)
     exact = _front(ds, 1, 4).pairs
     small = kp.new_store

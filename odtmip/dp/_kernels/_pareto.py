@@ -26,7 +26,17 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from odtmip.dp._kernels._cache import Cache, find_entry, grow_tables, key_index, link_entry, new_tables
+from odtmip.dp._kernels._cache import (
+    U_STOP,
+    Cache,
+    find_entry,
+    grow_tables,
+    key_index,
+    link_entry,
+    lock,
+    new_tables,
+    unlock,
+)
 from odtmip.dp._kernels._common import (
     INF,
     INTERNAL,
@@ -963,8 +973,12 @@ class FrontStore(NamedTuple):
     """What the search keeps across calls: one key per row set (the tables of :mod:`~odtmip.dp._kernels._cache`,
     entries per (depth, node) budget with the fields PE_*), the points of complete fronts and of the children of
     every point found (``rows``: a split point's P_A and P_B are rows here, so every point's tree can be rebuilt),
-    and the lower bounds. When an array is full the kernels set S_FULL and return; Python grows it
-    (:func:`grow_store`) and searches again."""
+    and the lower bounds. When an array is full the kernels set S_FULL (and the cache's U_STOP, which stops every
+    thread) and return; Python grows it (:func:`grow_store`) and searches again.
+
+    Search threads share one store: with the cache's U_SHARED set (:func:`~odtmip.dp._kernels._cache.lock`) every
+    reading or writing of an entry, and every append to ``rows`` or ``bounds``, holds the cache's lock. Rows are only
+    appended and an entry points at rows written before it, so a front read under the lock may be used after it."""
 
     cache: Cache  # keys: row sets; entries: PE_* fields
     rows: np.ndarray  # float64 (cap, NCOL): points
@@ -1031,11 +1045,14 @@ def _points(F, G):
 
 
 @njit(cache=NUMBA_CACHE, **INTERNAL)
-def _push(dst, used, c, P, st):
-    """Append the rows of ``P`` to ``dst`` (``used[c]`` rows in use); their first row, or -1 and S_FULL."""
+def _push(store, c, P, st):
+    """Append the rows of ``P`` to ``store.rows`` (``c`` = U_ROWS) or ``store.bounds`` (U_BOUNDS); their first row, or
+    -1 and S_FULL (and U_STOP). The caller holds the store's lock."""
+    dst, used = (store.rows, store.used) if c == U_ROWS else (store.bounds, store.used)
     r = used[c]
     if r + P.shape[0] > dst.shape[0]:
         st[S_FULL] = 1
+        store.cache.used[U_STOP] = 1
         return -1
     for i in range(P.shape[0]):
         for j in range(dst.shape[1]):
@@ -1048,7 +1065,7 @@ def _push(dst, used, c, P, st):
 def _kept_row(F, i, where, store, st):
     """The row of ``store.rows`` holding row ``i`` of ``F``, copied there at the first call (``where`` maps)."""
     if where[i] < 0:
-        where[i] = _push(store.rows, store.used, np.int64(U_ROWS), F[i:i + 1], st)
+        where[i] = _push(store, np.int64(U_ROWS), F[i:i + 1], st)
     return where[i]
 
 
@@ -1058,16 +1075,18 @@ def _keep_children(PF, A, B, store, st):
     ``store.rows`` and point P_A, P_B there; the children of a point stay rebuildable whatever is stored."""
     wa = np.full(A.shape[0], -1, dtype=np.int64)
     wb = np.full(B.shape[0], -1, dtype=np.int64)
+    lock(store.cache)
     for r in range(PF.shape[0]):
         if PF[r, P_KIND] == KIND_SPLIT and PF[r, P_C] < 0:
             PF[r, P_A] = _kept_row(A, np.int64(PF[r, P_A]), wa, store, st)
             PF[r, P_B] = _kept_row(B, np.int64(PF[r, P_B]), wb, store, st)
             PF[r, P_C] = 0
+    unlock(store.cache)
 
 
 @njit(cache=NUMBA_CACHE, **INTERNAL)
 def _stored(store, e):
-    """(front, bound) stored in entry ``e`` (empty arrays where none)."""
+    """(front, bound) stored in entry ``e`` (empty arrays where none). The caller holds the store's lock."""
     ei = store.cache.ints
     F = store.rows[:0]
     L = store.bounds[:0]
@@ -1079,10 +1098,46 @@ def _stored(store, e):
     return F, L
 
 
+@njit(cache=NUMBA_CACHE, **INTERNAL)
+def _lookup(store, k, d, n):
+    """(front, bound) stored for key ``k`` at budget (d, n), read under the store's lock."""
+    lock(store.cache)
+    F, L = _stored(store, find_entry(store.cache, k, d, n))
+    unlock(store.cache)
+    return F, L
+
+
 @njit(cache=NUMBA_CACHE, inline="always")
 def _slot(s, d, n):
     """The archive slot of the budget (d, n)."""
     return n * (s.levels.shape[0] - 1) + d
+
+
+@njit(cache=NUMBA_CACHE, **INTERNAL)
+def _store_locked(store, k, d, n, F, L, free, tol, st):
+    """The entry (d, n) of key ``k`` takes the front ``F`` (``free``) or the lower bound ``L`` met with the one it
+    holds; False when the store is full. The caller holds the store's lock."""
+    cache = store.cache
+    e = find_entry(cache, k, d, n)
+    if e < 0:
+        e = link_entry(cache, k, d, n, st)
+        if e < 0:
+            return False
+    ei = cache.ints
+    if free:
+        r = _push(store, np.int64(U_ROWS), F, st)
+        if r < 0:
+            return False
+        ei[e, PE_FRONT], ei[e, PE_FRONT_LEN] = r, F.shape[0]
+    else:
+        old = _stored(store, e)[1]
+        if old.shape[0]:
+            L = meet(old, L, tol)
+        r = _push(store, np.int64(U_BOUNDS), L, st)
+        if r < 0:
+            return False
+        ei[e, PE_BOUND], ei[e, PE_BOUND_LEN] = r, L.shape[0]
+    return True
 
 
 @njit(cache=NUMBA_CACHE)
@@ -1098,27 +1153,11 @@ def _store(s, D, d, n, F, U):
     k = key_index(cache, D, np.bool_(True), st)
     if k < 0:
         return
-    e = find_entry(cache, k, d, n)
-    if e < 0:
-        e = link_entry(cache, k, d, n, st)
-        if e < 0:
-            return
-    ei = cache.ints
-    if free:
-        r = _push(store.rows, store.used, np.int64(U_ROWS), F, st)
-        if r < 0:
-            return
-        ei[e, PE_FRONT], ei[e, PE_FRONT_LEN] = r, F.shape[0]
-    else:
-        L = minimal(_points(F, outside(U, prm.step)), tol)
-        old = _stored(store, e)[1]
-        if old.shape[0]:
-            L = meet(old, L, tol)
-        r = _push(store.bounds, store.used, np.int64(U_BOUNDS), L, st)
-        if r < 0:
-            return
-        ei[e, PE_BOUND], ei[e, PE_BOUND_LEN] = r, L.shape[0]
-    if prm.similarity:
+    L = np.empty((0, 2)) if free else minimal(_points(F, outside(U, prm.step)), tol)
+    lock(cache)
+    stored = _store_locked(store, k, d, n, F, L, free, tol, st)
+    unlock(cache)
+    if stored and prm.similarity:
         archive_subproblem(s.archive, D, k, _slot(s, d, n))
 
 
@@ -1133,7 +1172,7 @@ def _bound(s, D, d, n):
     if prm.use_cache:
         k = key_index(cache, D, np.bool_(False), s.st)
         if k >= 0:
-            F, Lk = _stored(store, find_entry(cache, k, d, n))
+            F, Lk = _lookup(store, k, d, n)
             if F.shape[0]:
                 return F
             if Lk.shape[0]:
@@ -1141,7 +1180,7 @@ def _bound(s, D, d, n):
     if prm.similarity:
         a, slot = s.archive, _slot(s, d, n)
         for j in range(a.size[slot]):
-            F, Lold = _stored(store, find_entry(cache, a.keys[slot, j], d, n))
+            F, Lold = _lookup(store, a.keys[slot, j], d, n)
             if F.shape[0]:
                 Lold = F
             if Lold.shape[0] == 0:
@@ -1174,14 +1213,18 @@ def solve_front(s, lvl, side, d, n, U):
     not a proven front, and nothing of the interrupted subproblems is stored. At the root (``lvl`` 0) the splits
     (f, left nodes) searched to the end are marked in ``s.done``.
 
-    Threads run it side by side (released from the GIL, ``nogil``), each with its own store and work arrays. At a
-    root dealt out to them (``s.deal``) each takes the next root feature no thread has taken and returns nd(the leaf
-    u the merges of its features) under ``U`` without storing the root: the union of their fronts, nd again, is the
-    root's (Eq. 3 is an nd over a union). A thread that fills its store deals out the rest of the features to no one.
+    Threads run it side by side (released from the GIL, ``nogil``), sharing one store (:class:`FrontStore`), each
+    with its own archive and work arrays. At a root dealt out to them (``s.deal``) each takes the next root feature
+    no thread has taken and returns nd(the leaf u the merges of its features) under ``U`` without storing the root:
+    the union of their fronts, nd again, is the root's (Eq. 3 is an nd over a union). A thread that fills the store
+    stops them all (U_STOP).
     """
     prm, st, tol = s.prm, s.st, s.prm.tol
     d, n = min(d, n), min(n, (np.int64(1) << d) - 1)
     if check_clock(st, prm) or st[S_FULL]:
+        return np.empty((0, NCOL)), False
+    if s.store.cache.used[U_STOP]:  # another thread filled the store
+        st[S_FULL] = 1
         return np.empty((0, NCOL)), False
     D = s.levels[lvl, side]
     pos, neg = class_weights(D, s.pos_bits, s.data.weights, prm.unit)
@@ -1191,7 +1234,7 @@ def solve_front(s, lvl, side, d, n, U):
     if prm.use_cache:
         k = key_index(s.store.cache, D, np.bool_(False), st)
         if k >= 0:
-            F, L = _stored(s.store, find_entry(s.store.cache, k, d, n))
+            F, L = _lookup(s.store, k, d, n)
             if F.shape[0]:
                 st[S_CACHE_HITS] += 1
                 return _under(F, U, tol), True
@@ -1258,8 +1301,6 @@ def solve_front(s, lvl, side, d, n, U):
             if lvl == 0:
                 s.done[f, nl] = True
         if not complete:
-            if dealt and st[S_FULL]:  # the other threads take no more features: all search again
-                s.deal[DEAL_NEXT] = fbits.shape[0]
             break
     if complete and not dealt:  # a dealt root's front is the part of its thread's features (Python merges them)
         _store(s, D, d, n, PF, U)
