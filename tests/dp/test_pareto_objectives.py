@@ -106,7 +106,7 @@ def test_caps_with_a_metric_match_brute_force(ds, depth, data):
 
 
 def test_user_metric_and_time_limit(rng):
-    X = rng.integers(0, 2, size=(300, 25))
+    X = rng.integers(0, 2, size=(300, 60))
     y = ((X[:, :5].sum(axis=1) + rng.integers(0, 2, 300)) % 2).astype(int)
     ds = Dataset(X, y)
 
@@ -117,7 +117,8 @@ def test_user_metric_and_time_limit(rng):
     same = odtmip.solve(ds, "dp", max_depth=2, metric="balanced-accuracy")  # the same order of trees
     assert math.isclose(1 - res.objective, 2 * (1 - same.objective) - 1, abs_tol=1e-12)
     assert res.stats["metric"] == "youden"
-    timed = odtmip.solve(ds, "dp", max_depth=4, metric="f1", time_limit=0.05)
+    # the front at depth 5 takes some 40 s of search on one core here (20 s in two threads): 0.05 s stops it anywhere
+    timed = odtmip.solve(ds, "dp", max_depth=5, metric="f1", time_limit=0.05)
     assert timed.status is Status.TIME_LIMIT and timed.tree is not None
     assert timed.bound <= timed.objective
 
