@@ -312,12 +312,13 @@ def best_thresholds(order: np.ndarray, ranks: np.ndarray, rows: np.ndarray, Y: n
     m = len(rows)
     where = np.full(n, -1)
     where[rows] = np.arange(m)
+    every = m == n and bool((where == np.arange(n)).all())  # all the rows, in order: no row to leave out or map
     proxy, rank = np.full(F, -np.inf), np.full(F, -1)
     left_rows = np.arange(1, m)
     for f in range(F):
-        o = order[f][where[order[f]] >= 0]
+        o = order[f] if every else order[f][where[order[f]] >= 0]
         v = ranks[f, o]
-        left = np.cumsum(Y[where[o]], axis=0)[:-1]  # class weights of the first i rows, i = 1..m-1
+        left = np.cumsum(Y[o if every else where[o]], axis=0)[:-1]  # class weights of the first i rows, i = 1..m-1
         ok = (v[1:] != v[:-1]) & (left_rows >= min_leaf) & (m - left_rows >= min_leaf)
         if ok.any():
             p = _gini_proxy(left, counts[None, :] - left)
@@ -371,11 +372,17 @@ def _cart_split(Xr: np.ndarray, Yr: np.ndarray, counts: np.ndarray, min_leaf: in
 
 def _gini_proxy(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """sum_c a_c^2 / w_a + sum_c b_c^2 / w_b per row of the class weights ``a``, ``b`` of two sides (a side of
-    no weight adds 0): the larger, the larger the Gini decrease."""
-    w_a, w_b = a.sum(axis=1), b.sum(axis=1)
+    no weight adds 0): the larger, the larger the Gini decrease. The sums over classes run class by class, each a
+    vector operation over the rows (a sum along the short class axis is several times slower)."""
+    w_a, w_b = a[:, 0].copy(), b[:, 0].copy()
+    s_a, s_b = a[:, 0] ** 2, b[:, 0] ** 2
+    for c in range(1, a.shape[1]):
+        w_a += a[:, c]
+        w_b += b[:, c]
+        s_a += a[:, c] ** 2
+        s_b += b[:, c] ** 2
     with np.errstate(divide="ignore", invalid="ignore"):
-        return (np.where(w_a > 0, (a**2).sum(axis=1) / w_a, 0.0)
-                + np.where(w_b > 0, (b**2).sum(axis=1) / w_b, 0.0))
+        return np.where(w_a > 0, s_a / w_a, 0.0) + np.where(w_b > 0, s_b / w_b, 0.0)
 
 
 def terminal_solver(data, scratch, prm, n_counts: int, solve=solve_terminal):

@@ -186,7 +186,11 @@ class OrderedFeatures:
 
 def ordered_features(dataset: Dataset) -> OrderedFeatures:
     """The features ConTree searches (see the module docstring); constant ones are left out."""
-    ranks, orders, offsets, tests = [], [], [], []
+    n = dataset.n_samples
+    most = sum(1 if group.kind in NUMERIC_KINDS else len(group.members) for group in dataset.groups)
+    R = np.empty((most, n), dtype=np.int64)  # filled in place: no list of columns copied into it
+    order = np.empty((most, n), dtype=np.int64)
+    offsets, tests = [], []
     numeric, n_splits = 0, 0
     for group in dataset.groups:
         if group.kind in NUMERIC_KINDS:
@@ -198,16 +202,17 @@ def ordered_features(dataset: Dataset) -> OrderedFeatures:
             if missing.any():
                 v = np.where(missing, np.min(v[~missing]), v)  # missing: with the smallest value
             o = np.argsort(v, kind="stable")  # one sort gives the order, the ranks and the distinct values
-            new = v[o][1:] != v[o][:-1]
+            sv = v[o]
+            new = sv[1:] != sv[:-1]
             if not new.any():
                 continue
-            r = np.empty(len(v), dtype=np.int64)
-            r[o] = np.concatenate(([0], np.cumsum(new)))
-            distinct = v[o][np.concatenate(([True], new))]
+            k = len(offsets)
+            R[k, o[0]] = 0
+            R[k, o[1:]] = np.cumsum(new)
+            order[k] = o
+            distinct = sv[np.concatenate(([True], new))]
             mids = midpoint(distinct[:-1], distinct[1:])
             offsets.append(n_splits)
-            ranks.append(r)
-            orders.append(o)
             tests.append((c, mids))
             n_splits += len(mids)
             numeric += 1
@@ -216,14 +221,14 @@ def ordered_features(dataset: Dataset) -> OrderedFeatures:
             col = dataset.Xb[:, j].astype(np.int64)
             if col.min() == col.max():
                 continue
+            k = len(offsets)
+            R[k] = col
+            order[k] = np.argsort(col, kind="stable")
             offsets.append(n_splits)
-            ranks.append(col)
-            orders.append(np.argsort(col, kind="stable"))
             tests.append(dataset.split_of(j))
             n_splits += 1
-    n = dataset.n_samples
-    R = np.array(ranks, dtype=np.int64).reshape(len(ranks), n)
-    order = np.array(orders, dtype=np.int64).reshape(len(ranks), n)
+    if len(offsets) < most:  # constant columns left out
+        R, order = R[:len(offsets)].copy(), order[:len(offsets)].copy()
     return OrderedFeatures(R, np.array(offsets, dtype=np.int64), tests, n_splits, numeric, order)
 
 
@@ -589,8 +594,9 @@ class ContreeSolver:
         f, m = self.features, len(rows)
         member = np.zeros(len(self._labels), dtype=bool)
         member[rows] = True
+        every = bool(member.all())  # all the rows: each feature's order as it is
         for g in range(len(f.ranks)):
-            work.rows[0, g, :m] = f.order[g][member[f.order[g]]]
+            work.rows[0, g, :m] = f.order[g] if every else f.order[g][member[f.order[g]]]
             work.vals[0, g, :m] = f.ranks[g, work.rows[0, g, :m]]
         if len(f.ranks) == 0:
             work.rows[0, 0, :m] = rows
