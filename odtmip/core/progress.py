@@ -46,13 +46,18 @@ def _number(value: float | None) -> str:
 
 class Reporter:
     """Writes at most one progress line per ``interval`` seconds (default :data:`INTERVAL`) for one solve named
-    ``solver``; ``start`` is the solve's ``time.perf_counter()`` at its start."""
+    ``solver``; ``start`` is the solve's ``time.perf_counter()`` at its start. With ``minimise`` a line never shows a
+    worse best tree or a lower bound than an earlier line of the same solve did (a solve that searches again, as
+    after the switch from the interpreter to the compiled kernels, keeps what it had shown)."""
 
-    def __init__(self, solver: str, start: float | None = None, interval: float | None = None):
+    def __init__(self, solver: str, start: float | None = None, interval: float | None = None,
+                 minimise: bool = False):
         self.solver = solver
         self.start = time.perf_counter() if start is None else start
         self.interval = INTERVAL if interval is None else interval
         self.next = self.start + self.interval
+        self.minimise = minimise
+        self.shown: tuple[float | None, float | None] = (None, None)  # the best and the bound of the last line
 
     def __call__(self, best: float | None, bound: float | None, elapsed: float | None = None) -> None:
         """Report ``best`` (the incumbent's objective; None: none yet) and ``bound`` if the interval passed."""
@@ -60,12 +65,20 @@ class Reporter:
         if now < self.next or not enabled():
             return
         self.next = now + self.interval
+        if self.minimise:
+            best, bound = _either(best, self.shown[0], min), _either(bound, self.shown[1], max)
+            self.shown = (best, bound)
         elapsed = now - self.start if elapsed is None else elapsed
         gap = "-"
         if best is not None and bound is not None and math.isfinite(best) and math.isfinite(bound):
             gap = f"{100 * abs(best - bound) / max(abs(best), 1e-9):.1f}%"  # either sense of optimisation
         logger.info("%s  %.1f s  best %s  bound %s  gap %s", self.solver, elapsed, _number(best), _number(bound),
                     gap)
+
+
+def _either(a: float | None, b: float | None, pick) -> float | None:
+    """``pick(a, b)``, or the one that is not None (None: nothing known)."""
+    return b if a is None else a if b is None else pick(a, b)
 
 
 @contextlib.contextmanager

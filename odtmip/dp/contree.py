@@ -340,6 +340,7 @@ class ContreeSolver:
         gap = check_penalty(max_gap, "max_gap")
         if gap >= 1.0:
             raise OptionError(f"max_gap must be in [0, 1), got {max_gap!r}")
+        self._reporter = None  # one for the whole call, made by its first search
         with np.errstate(over="ignore"):  # the cache's hashes wrap around (numpy warns when interpreted)
             return _interpreted.interpreted_first(self, lambda left: self._solve(depth, left, gap, memory_limit),
                                                   limit, INTERPRETED_SECONDS, self._compile, warm_up)
@@ -368,7 +369,8 @@ class ContreeSolver:
                        math.inf if limit is None else t0 + limit, o.depth_two, o.neighbourhood and prune,
                        o.interval and prune, o.subinterval and prune, o.cache, o.upper_bound, gap,
                        progress.INTERVAL if progress.enabled() else math.inf, self._node_limit)
-        self._reporter = progress.Reporter("contree", t0)
+        if self._reporter is None:
+            self._reporter = progress.Reporter("contree", t0, minimise=True)
         d = depth if F > 0 else 0
         words = max(1, (n + 63) // 64)
         # threads share the root's features at depth >= 3; at depth two the pass that stores the root costs as much as

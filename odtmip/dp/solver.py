@@ -531,6 +531,7 @@ class DPSolver:
             max_depth = check_int("max_depth", max_depth, 0, MAX_DEPTH_CAP)
         node_limit = None if max_nodes is None else check_int("max_nodes", max_nodes, 0)
         limit = check_time_limit(time_limit)
+        self._reporter = None  # one for the whole call, made by its first search
         with np.errstate(over="ignore"):  # the cache's hashes wrap around (numpy warns when interpreted)
             return _interpreted.interpreted_first(self, lambda left: self._solve(max_depth, node_limit, left), limit,
                                                   INTERPRETED_SECONDS, self._compile, warm_up)
@@ -558,7 +559,8 @@ class DPSolver:
                                time.perf_counter() - t0, stats)
         prm = self._params._replace(deadline=math.inf if limit is None else t0 + limit,
                                     report_every=progress.INTERVAL if progress.enabled() else math.inf)
-        self._reporter = progress.Reporter("dp", t0)
+        if self._reporter is None:
+            self._reporter = progress.Reporter("dp", t0, minimise=True)
         self._totals, self._grows = np.zeros(kcommon.N_STATS, dtype=np.int64), 0
         self._thread_nodes, self._parallel_seconds = np.zeros(self.threads, dtype=np.int64), 0.0
         eq = self.equivalent_points_weight

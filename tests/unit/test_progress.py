@@ -11,6 +11,7 @@ from odtmip.cli import main
 from odtmip.core import progress
 from odtmip.core.data import Dataset
 from odtmip.dp import ContreeOptions, DPOptions, solve_contree, solve_dp
+from odtmip.dp.contree import ContreeSolver
 
 
 @pytest.fixture
@@ -72,6 +73,37 @@ def test_contree_reports_its_best_tree_and_proven_bound_from_inside_the_search(r
         # the bound the passes proved (0 before the first): never above the optimum, never falling
         bounds = [float(b) for b in shown]
         assert bounds == sorted(bounds) and bounds[-1] <= res.objective
+
+
+def test_a_minimising_reporter_never_shows_a_worse_tree_or_a_lower_bound(every_time, caplog):
+    """A solve that searches again (after the switch from the interpreter to the compiled kernels) starts from the
+    greedy tree and a zero bound; its lines keep the best tree and the bound shown before."""
+    minimising, plain = progress.Reporter("dp", minimise=True), progress.Reporter("dp")
+    for reporter in (minimising, plain):
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="odtmip.progress"):
+            for best, bound in ((None, None), (42.0, 0.0), (41.0, 3.0), (42.0, None), (None, 1.0), (40.0, 4.0)):
+                reporter(best, bound)
+        shown = [(line.split(" best ")[1].split()[0], line.split(" bound ")[1].split()[0]) for line in _lines(caplog)]
+        if reporter is minimising:
+            assert shown == [("-", "-"), ("42", "0"), ("41", "3"), ("41", "3"), ("41", "3"), ("40", "4")]
+        else:
+            assert shown == [("-", "-"), ("42", "0"), ("41", "3"), ("42", "-"), ("-", "1"), ("40", "4")]
+
+
+@pytest.mark.parametrize("engine", ["dp", "contree"])
+def test_each_solve_of_a_solver_reports_from_its_own_start(rng, engine):
+    """The reporter that keeps a solve's lines from going back lives for one call: a second solve of the same solver
+    starts its own (else it would show the first solve's trees)."""
+    from odtmip.dp.solver import DPSolver
+
+    ds = _hard(rng)
+    solver = DPSolver(ds, options=DPOptions(engine="compiled")) if engine == "dp" else ContreeSolver(
+        ds, options=ContreeOptions(engine="compiled"))
+    solver.solve(3)
+    first = solver._reporter
+    solver.solve(2)
+    assert first is not None and solver._reporter is not first and solver._reporter.shown == (None, None)
 
 
 def test_the_solves_of_a_kernel_warm_up_report_nothing(every_time, caplog):
