@@ -1,14 +1,17 @@
-"""odtmip with one search thread against several: the DP on the binary sets, ConTree on the continuous sets.
+"""odtmip with one search thread against several: the DP and the (FP, FN) front on the binary sets, ConTree on the
+continuous sets.
 
 Usage::
 
     python benchmarks/threads.py --engine dp --datasets german-credit ionosphere --depths 5
     python benchmarks/threads.py --engine contree --datasets fault --depths 3 --threads 1 2
+    python benchmarks/threads.py --engine front --datasets ionosphere german-credit --depths 4
 
 Every run (one set, one depth, one thread count) is a fresh subprocess (:func:`_peers.run_worker`); the time is the
-wall-clock seconds of the solve call (``solve_dp`` / ``solve_contree``, kernels loaded before the clock starts). Per
-(set, depth) the table gives the seconds per thread count, the ratio t(1 thread) / t(most threads), whether the
-objective and the tree agree (they must), and the work model of the run with the most threads:
+wall-clock seconds of the solve call (``solve_dp`` / ``solve_contree`` / ``ParetoSolver.front``, kernels loaded
+before the clock starts). Per (set, depth) the table gives the seconds per thread count, the ratio t(1 thread) /
+t(most threads), whether the objective and the tree agree (they must; for the front: every point and its tree), and
+the work model of the run with the most threads:
 
 * ``par s``: seconds the threads searched the root's features together (``stats["parallel_seconds"]``), the rest of
   the call being one thread's (the greedy first tree, the preprocessing, the pass that stores the root, depth-two
@@ -52,6 +55,20 @@ def worker(engine: str, path: str, rows: int, depth: int, limit: float, threads:
         t0 = time.perf_counter()
         # the peers' problem (dp_vs_peers.py): the first optimal tree, not the one with the fewest nodes
         res = solve_dp(ds, depth, time_limit=limit, options=DPOptions(fewest_nodes=False), threads=threads)
+    elif engine == "front":
+        from odtmip.dp.pareto import ParetoSolver, _warm_up_pareto
+
+        A = np.loadtxt(path, dtype=np.int64)
+        _warm_up_pareto()
+        ds = Dataset(A[:, 1:], A[:, 0])
+        t0 = time.perf_counter()
+        front = ParetoSolver(ds, threads=threads).front(depth, time_limit=limit)
+        seconds = time.perf_counter() - t0
+        points = json.dumps([(p.fp, p.fn, p.nodes, p.tree.to_json()) for p in front.points])
+        return {"seconds": seconds, "objective": len(front.points), "optimal": front.status.value == "optimal",
+                "tree": hashlib.sha1(points.encode()).hexdigest()[:10],
+                "parallel_seconds": front.stats.get("parallel_seconds", 0.0),
+                "thread_nodes": front.stats.get("thread_nodes", []), "threads": front.stats.get("threads", 1)}
     else:
         from odtmip.dp.contree import solve_contree, warm_up
 
@@ -78,9 +95,9 @@ def _model(run: dict, cores: int) -> float:
 # ----------------------------------------------------------------------------------------------- main
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--engine", choices=("dp", "contree"), default="dp")
+    parser.add_argument("--engine", choices=("dp", "contree", "front"), default="dp")
     parser.add_argument("--datasets", nargs="+", default=[],
-                        help="set names (binary sets for dp, continuous ones for contree)")
+                        help="set names (binary sets for dp and front, continuous ones for contree)")
     parser.add_argument("--depths", nargs="+", type=int, default=[5])
     parser.add_argument("--threads", nargs="+", type=int, default=[1, len(os.sched_getaffinity(0))])
     parser.add_argument("--time-limit", type=float, default=600.0, help="seconds per run")
@@ -106,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     print("-" * len(header))
     ratios: list[tuple[float, str]] = []
     for name in args.datasets:
-        if args.engine == "dp":
+        if args.engine in ("dp", "front"):
             path, rows = dataset_path(folder, name), 0
         else:
             path, rows = splits.get(name, (None, 0))
