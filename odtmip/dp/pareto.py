@@ -70,7 +70,7 @@ from odtmip.core.tree import Tree, leaf
 from odtmip.dp._kernels import _common as kc
 from odtmip.dp._kernels import _interpreted
 from odtmip.dp._kernels import _pareto as kp
-from odtmip.dp._kernels._cache import U_STOP, shared_by_threads
+from odtmip.dp._kernels._cache import U_STOP, new_root, shared_by_threads
 from odtmip.dp._kernels._search import grow_archive
 from odtmip.dp.common import MAX_DEPTH_CAP, check_int, in_threads
 from odtmip.dp.solver import DPOptions, DPSolver
@@ -206,8 +206,8 @@ class ParetoSolver:
         Technique switches.
     threads : int or None, default=None
         Search threads (None: the cores this process may use). At depth >= 3 (>= 2 without the depth-two solver)
-        the root's features are dealt out among them, each thread with its own store (:meth:`_front_threads`); the
-        front and every point's tree are those of one thread. The interpreted engine searches in one thread.
+        the root's features are dealt out among them, which share one store (:meth:`_front_threads`); the front and
+        every point's tree are those of one thread. The interpreted engine searches in one thread.
 
     Examples
     --------
@@ -342,7 +342,7 @@ class ParetoSolver:
                               archive=grow_archive(None, slots - 1, W),
                               levels=levels, counts=counts,
                               done=np.zeros((self._feature_bits.shape[0], max(n, 1)), dtype=np.bool_), prm=prm,
-                              st=np.zeros(kp.N_PARETO_STATS, dtype=np.int64), deal=kp.new_deal(False))
+                              st=np.zeros(kp.N_PARETO_STATS, dtype=np.int64), root=new_root(False))
 
     def _dealt(self, d: int) -> bool:
         """Whether a search of depth budget ``d`` deals the root's features out to threads: several threads, the
@@ -368,12 +368,12 @@ class ParetoSolver:
         seconds = 0.0
         with shared_by_threads(self._store.cache):
             while True:
-                deal = kp.new_deal(True)
+                root = new_root(True)
                 self._store.cache.used[U_STOP] = 0
                 for t, s in enumerate(searches):
                     s.st[kc.S_FULL] = 0
                     s.done[:] = False
-                    searches[t] = s._replace(store=self._store, deal=deal)
+                    searches[t] = s._replace(store=self._store, root=root)
                 found, took = in_threads(T, lambda t: kp.solve_front(searches[t], 0, 0, d, n, U), lambda: None)
                 seconds += took
                 full = [t for t, s in enumerate(searches) if s.st[kc.S_FULL]]

@@ -27,6 +27,7 @@ import numpy as np
 from numba import njit
 
 from odtmip.dp._kernels._cache import (
+    ROOT_DEALT,
     U_STOP,
     Cache,
     find_entry,
@@ -35,6 +36,7 @@ from odtmip.dp._kernels._cache import (
     link_entry,
     lock,
     new_tables,
+    next_feature,
     unlock,
 )
 from odtmip.dp._kernels._common import (
@@ -47,7 +49,6 @@ from odtmip.dp._kernels._common import (
     S_FULL,
     Data,
     check_clock,
-    compare_and_swap,
     count_bits,
     past_deadline,
     popcount,
@@ -963,11 +964,6 @@ S_LOOKAHEAD = N_STATS + 1  # splits skipped by the lookahead (C)
 S_BOUND_PRUNES = N_STATS + 2  # subproblems answered "nothing under the ceiling" by a stored bound (B)
 N_PARETO_STATS = N_STATS + 3
 
-# ---- the root's features dealt out to threads (``FrontSearch.deal``, an int64 array all of them share) ----------
-DEAL_ON = 0  # 1: each thread takes the next root feature no thread has taken; 0: one search takes them all
-DEAL_NEXT = 1  # the next root feature to take
-N_DEAL = 2
-
 
 class FrontStore(NamedTuple):
     """What the search keeps across calls: one key per row set (the tables of :mod:`~odtmip.dp._kernels._cache`,
@@ -998,23 +994,7 @@ class FrontSearch(NamedTuple):
     done: np.ndarray  # bool (p, n_root): root splits (f, left nodes) searched to the end, for the bound of a stop
     prm: ParetoParams
     st: np.ndarray  # int64 (N_PARETO_STATS,): statistics and flags
-    deal: np.ndarray  # int64 (N_DEAL,): the root's features dealt out to threads (DEAL_*), shared by them
-
-
-def new_deal(dealt: bool) -> np.ndarray:
-    """A fresh ``FrontSearch.deal``: the root's features dealt out to threads (``dealt``) or all searched by one."""
-    deal = np.zeros(N_DEAL, dtype=np.int64)
-    deal[DEAL_ON] = int(dealt)
-    return deal
-
-
-@njit(cache=NUMBA_CACHE, **INTERNAL)
-def _take_feature(deal):
-    """The next root feature no thread has taken: an atomic fetch-and-add on ``deal[DEAL_NEXT]``."""
-    while True:
-        f = deal[DEAL_NEXT]
-        if compare_and_swap(deal, DEAL_NEXT, f, f + 1) == f:
-            return f
+    root: np.ndarray  # the root record shared by the threads (:func:`~odtmip.dp._kernels._cache.new_root`)
 
 
 @njit(cache=NUMBA_CACHE, **INTERNAL)
@@ -1048,7 +1028,7 @@ def _points(F, G):
 def _push(store, c, P, st):
     """Append the rows of ``P`` to ``store.rows`` (``c`` = U_ROWS) or ``store.bounds`` (U_BOUNDS); their first row, or
     -1 and S_FULL (and U_STOP). The caller holds the store's lock."""
-    dst, used = (store.rows, store.used) if c == U_ROWS else (store.bounds, store.used)
+    dst, used = store.rows if c == U_ROWS else store.bounds, store.used
     r = used[c]
     if r + P.shape[0] > dst.shape[0]:
         st[S_FULL] = 1
@@ -1214,7 +1194,7 @@ def solve_front(s, lvl, side, d, n, U):
     (f, left nodes) searched to the end are marked in ``s.done``.
 
     Threads run it side by side (released from the GIL, ``nogil``), sharing one store (:class:`FrontStore`), each
-    with its own archive and work arrays. At a root dealt out to them (``s.deal``) each takes the next root feature
+    with its own archive and work arrays. At a root dealt out to them (``s.root``) each takes the next root feature
     no thread has taken and returns nd(the leaf u the merges of its features) under ``U`` without storing the root:
     the union of their fronts, nd again, is the root's (Eq. 3 is an nd over a union). A thread that fills the store
     stops them all (U_STOP).
@@ -1258,10 +1238,10 @@ def solve_front(s, lvl, side, d, n, U):
     fbits = data.feature_bits
     DL, DR = s.levels[lvl + 1, 0], s.levels[lvl + 1, 1]
     zero = np.zeros((1, 2))  # the bound of a child nothing is known about (read only)
-    dealt = lvl == 0 and s.deal[DEAL_ON] != 0  # threads share the root's features, each keeps the front of its own
+    dealt = lvl == 0 and s.root[ROOT_DEALT] != 0.0  # threads share the root's features, each keeps the front of its own
     f = np.int64(-1)
     while True:
-        f = _take_feature(s.deal) if dealt else f + 1
+        f = next_feature(s.store.cache, s.root, dealt, f)
         if f >= fbits.shape[0]:
             break
         if not _split_rows(D, fbits[f], DL, DR):  # a degenerate split reproduces the leaf ([DS21] trap 11)
