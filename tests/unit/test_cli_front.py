@@ -9,7 +9,7 @@ from odtmip import Dataset, Tree
 from odtmip.cli import main
 from odtmip.core.datasets import load
 from odtmip.core.metrics import Confusion
-from odtmip.dp.pareto import ParetoSolver
+from odtmip.dp.pareto import ParetoSolver, _warm_up_pareto
 
 
 def run(capsys, *argv):
@@ -93,6 +93,7 @@ def test_check_with_a_target_agrees(capsys, tmp_path):
 def test_threads_reach_the_front_search_of_front_and_fit(capsys):
     """``--threads`` reaches the front search of ``odtmip front`` and of ``fit`` with a two-class objective; the
     front and the tree are those of one thread."""
+    _warm_up_pareto()  # the compiled kernels: first in a new environment the interpreter searches, in one thread
     fronts = {}
     for threads in ("1", "2"):
         code, out, _ = run(capsys, "front", "tic-tac-toe", "--depth", "3", "--threads", threads, "--json")
