@@ -236,9 +236,12 @@ def test_memory_limit_refuses_arrays_and_stops_a_growing_cache(monkeypatch, thre
     optimum = solve_contree(ds, 3).objective
     monkeypatch.setattr(contree, "_table_sizes", lambda words: (4, 8))  # a cache that must grow at once
     arrays = contree.work_memory_gib(3, 3, 200) * threads  # each thread's scratch
-    grown = solve_contree(ds, 3, memory_limit=arrays + 0.001, threads=threads)  # room for the tables to grow
+    # the compiled kernels: first in a new environment the interpreter searches, in one thread with one scratch
+    compiled = ContreeOptions(engine="compiled")
+    grown = solve_contree(ds, 3, memory_limit=arrays + 0.001, threads=threads, options=compiled)  # room to grow
     assert grown.status is Status.OPTIMAL and grown.objective == optimum and grown.stats["cache_grows"] > 0
-    res = solve_contree(ds, 3, memory_limit=arrays + 2e-6, threads=threads)  # the first tables fit, twice them do not
+    # the first tables fit, twice them do not
+    res = solve_contree(ds, 3, memory_limit=arrays + 2e-6, threads=threads, options=compiled)
     assert res.status is Status.MEMORY_LIMIT and res.stop_reason == "memory_limit"
     assert res.tree is not None and res.objective == ds.misclassifications(res.tree)
     assert res.bound <= optimum <= res.objective
