@@ -4,6 +4,7 @@ interprets until a second process has compiled the kernels (or, without one, wit
 compiles them and searches again."""
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -205,6 +206,53 @@ def test_the_interpreter_searches_until_the_second_process_has_compiled_or_the_t
     (first, second) = slow.calls
     assert first == (True, 20.0) and second[0] is False and 0 < second[1] <= 20.0 - res.stats["interpreted_seconds"]
     assert not background.waited and res.stats["compile_seconds"] >= 7.0 and res.status is Status.OPTIMAL
+
+
+class StoppedTwice(PolicyProbe):
+    """Both searches stopped: the interpreter's, at the switch, with ``interpreted`` (tree, objective, bound), and
+    the compiled one, with what is left of the limit, with ``compiled``."""
+
+    def __init__(self, interpreted, compiled, status=Status.TIME_LIMIT):
+        super().__init__(needs=math.inf, background=Compiling())
+        self.found, self.status = {True: interpreted, False: compiled}, status
+
+    def solve(self, limit):
+        self.calls.append((self._interpreted, limit))
+        self.background.done = True
+        tree, objective, bound = self.found[self._interpreted]
+        status = Status.TIME_LIMIT if self._interpreted else self.status
+        return SolveResult("probe", status, status.value, tree, objective, bound, 0.5, {"nodes": len(self.calls)})
+
+
+@pytest.mark.parametrize("interpreted, compiled, kept", [
+    (("I", 3.0, 1.0), ("C", 5.0, 2.0), ("I", 3.0, 2.0, Status.TIME_LIMIT)),  # the interpreter's tree, compiled bound
+    (("I", 5.0, 2.0), ("C", 3.0, 1.0), ("C", 3.0, 2.0, Status.TIME_LIMIT)),  # the compiled tree, interpreter's bound
+    (("I", 3.0, 3.0), ("C", 4.0, 1.0), ("I", 3.0, 3.0, Status.OPTIMAL)),  # together they prove the interpreter's tree
+    (("I", 4.0, 1.0), ("C", 4.0, 1.0), ("C", 4.0, 1.0, Status.TIME_LIMIT)),  # a tie: the compiled search's tree
+    (("I", 4.0, 1.0), (None, None, 0.0), ("I", 4.0, 1.0, Status.TIME_LIMIT)),  # the compiled search found none
+])
+def test_a_switch_to_the_compiled_kernels_keeps_the_interpreter_s_best_tree_and_bound(monkeypatch, interpreted,
+                                                                                      compiled, kept):
+    monkeypatch.setattr(interp, "_SPENT", {StoppedTwice: 6.0})
+    probe = StoppedTwice(interpreted, compiled)
+    monkeypatch.setattr(interp, "compile_in_background", lambda warm_up, one_core=False: probe.background)
+    res = probe.run(20.0)
+    assert [engine for engine, _ in probe.calls] == [True, False]
+    assert (res.tree, res.objective, res.bound, res.status) == kept and res.stop_reason == "time_limit"
+    assert res.stats["interpreted_seconds"] > 0.0 and res.stats["nodes"] == 2  # the compiled search's statistics
+    assert res.stats.get("tree_found") == ("interpreted" if kept[0] == "I" and compiled[0] != "I" else None)
+
+
+def test_a_switch_keeps_the_memory_limit_of_the_compiled_search_and_a_finished_one_stands(monkeypatch):
+    monkeypatch.setattr(interp, "_SPENT", {StoppedTwice: 6.0})
+    probe = StoppedTwice(("I", 3.0, 1.0), ("C", 5.0, 2.0), status=Status.MEMORY_LIMIT)
+    monkeypatch.setattr(interp, "compile_in_background", lambda warm_up, one_core=False: probe.background)
+    res = probe.run(20.0)
+    assert (res.tree, res.objective, res.bound, res.status) == ("I", 3.0, 2.0, Status.MEMORY_LIMIT)
+    probe = StoppedTwice(("I", 4.0, 1.0), ("C", 4.0, 4.0), status=Status.OPTIMAL)
+    monkeypatch.setattr(interp, "compile_in_background", lambda warm_up, one_core=False: probe.background)
+    res = probe.run(20.0)  # proven optimal: it stands as it is
+    assert (res.tree, res.objective, res.bound, res.status) == ("C", 4.0, 4.0, Status.OPTIMAL)
 
 
 def test_the_interpreted_search_stops_when_the_second_process_has_compiled_the_kernels(monkeypatch):

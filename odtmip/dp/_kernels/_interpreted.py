@@ -46,7 +46,7 @@ from numba.core.dispatcher import Dispatcher
 from odtmip.core import progress
 from odtmip.core.exceptions import OptionError
 from odtmip.core.options import usable_cores
-from odtmip.core.results import Status
+from odtmip.core.results import SolveResult, Status, stopped_status
 from odtmip.dp._kernels import _common
 
 #: The kernel modules, in the order they import each other.
@@ -236,7 +236,9 @@ def interpreted_first(solver, solve, time_limit: float | None, budget: float, co
     compiled). A search the interpreter does not finish is abandoned: ``compile_kernels()`` loads or compiles the
     kernels (after waiting for the second process) and ``solve`` runs again.
 
-    A result after a switch has ``stats["interpreted_seconds"]`` and the seconds compiling or loading the kernels
+    A switch loses nothing the interpreter found: when the compiled search stops too, the result keeps the better
+    of the two trees and of the two bounds (:func:`keep_the_better`). A result after a switch has
+    ``stats["interpreted_seconds"]`` and the seconds compiling or loading the kernels
     (the wait for the second process included) in ``stats["compile_seconds"]``; its ``seconds`` are the whole
     call's, both counted in.
     """
@@ -281,9 +283,30 @@ def interpreted_first(solver, solve, time_limit: float | None, budget: float, co
     elapsed = time.perf_counter() - t_start
     result = solve(None if time_limit is None else max(time_limit - elapsed, 1e-6))
     if spent:
+        result = keep_the_better(first, result)
         result.stats["interpreted_seconds"] = spent
     result.stats["compile_seconds"] = result.stats.get("compile_seconds", 0.0) + compile_seconds
     return dataclasses.replace(result, seconds=time.perf_counter() - t_start)
+
+
+def keep_the_better(first, second):
+    """``second``, the result of a search of the same problem as ``first`` (the interpreter's, abandoned at the
+    switch), with ``first``'s tree when it is better and the greater of the two proven bounds (each is valid, so the
+    greater is). A finished ``second`` (optimal, infeasible) and a result of another kind (a front) stand as they are.
+    """
+    if not (isinstance(first, SolveResult) and isinstance(second, SolveResult)) or \
+            second.status in (Status.OPTIMAL, Status.INFEASIBLE):
+        return second
+    tree, objective, stats = second.tree, second.objective, second.stats
+    if first.tree is not None and (objective is None or first.objective < objective):
+        tree, objective, stats = first.tree, first.objective, {**stats, "tree_found": "interpreted"}
+    bound = max(first.bound, second.bound)
+    if objective is None:
+        return dataclasses.replace(second, bound=bound)
+    bound = min(bound, objective)
+    limit = Status.MEMORY_LIMIT if second.status is Status.MEMORY_LIMIT else Status.TIME_LIMIT
+    return dataclasses.replace(second, status=stopped_status(limit, objective, bound), tree=tree,
+                               objective=objective, bound=bound, stats=stats)
 
 
 #: The calls of :func:`compiled_ready` that found their dispatchers ready, as (warm-up, dispatchers): they stay so
