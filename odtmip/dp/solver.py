@@ -488,7 +488,8 @@ class DPSolver:
         st[kcommon.S_NEXT_REPORT] = (np.iinfo(np.int64).max if math.isinf(prm.report_every)
                                      else int((time.perf_counter() + prm.report_every) * 1e6))
         return Search(data=self._data, cache=self._cache, archive=self._archive, scratch=self._scratch,
-                      levels=levels, prm=prm, st=st, incumbent=new_incumbent(), root=new_root(False))
+                      levels=levels, prm=prm, st=st, incumbent=new_incumbent(), root=new_root(False),
+                      helping=np.zeros(1, dtype=np.bool_))
 
     # ------------------------------------------------------------------ solve
     def solve(self, max_depth: int | None = 3, max_nodes: int | None = None,
@@ -858,7 +859,7 @@ class DPSolver:
         with kc.shared_by_threads(self._cache):
             while True:
                 self._cache.used[kc.U_STOP] = 0
-                root = new_root(True)
+                root = new_root(True, self._p)
                 searches = [self._thread_search(t, d, each if t == 0 else each._replace(report_every=math.inf), root)
                             for t in range(T)]
                 found, seconds = in_threads(
@@ -939,7 +940,8 @@ class DPSolver:
             search_seconds=time.perf_counter() - t0,
         )
         if self._parallel_seconds:  # the work of each thread where they shared out the root's features
-            stats.update(parallel_seconds=self._parallel_seconds, thread_nodes=self._thread_nodes.tolist())
+            stats.update(parallel_seconds=self._parallel_seconds, thread_nodes=self._thread_nodes.tolist(),
+                         root_helps=int(st[kcommon.S_HELPS]))
 
     # ---------------------------------------------------------------- units
     def _report(self, value: float) -> float:

@@ -16,6 +16,9 @@ from odtmip.core.options import usable_cores, validate
 from odtmip.core.results import Status
 from odtmip.dp import DPOptions, DPSolver, contree, solve_dp
 from odtmip.dp._kernels import _cache as kc
+from odtmip.dp._kernels import _interpreted as interp
+from odtmip.dp._kernels._common import S_HELPS
+from odtmip.dp._kernels._search import NO_BOUND_NODES
 from odtmip.dp.contree import ContreeOptions, solve_contree
 
 from .strategies import tiny_data
@@ -103,6 +106,51 @@ def test_a_search_stopped_anywhere_in_two_threads_keeps_the_anytime_guarantees(p
         stops += 1
         limit += max(1, limit // 4)
     assert stops >= 3
+
+
+def test_a_thread_with_no_root_feature_left_helps_one_still_searched():
+    take = interp.kernels()["_cache"].take_root_feature
+    cache, root = kc.new_tables(1), kc.new_root(True, 3)
+    assert take(cache, root, -1) == (0, False) and take(cache, root, -1) == (1, False)  # threads A and B
+    assert take(cache, root, 0) == (2, False)  # A has searched 0: it takes 2, the last
+    assert take(cache, root, 1) == (2, True)  # B has searched 1: it helps A at 2
+    assert take(cache, root, -1) == (3, False)  # a third: 2 has its helper, nothing left
+    assert take(cache, root, 2) == (3, False) and take(cache, root, 2) == (3, False)  # A and B end
+    assert root[kc.N_ROOT:].tolist() == [kc.WORK_FREE] * 3
+
+
+@pytest.mark.parametrize("fewest", [True, False])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_helper_finds_the_best_tree_on_the_root_feature_it_helps_with(seed, fewest):
+    """A thread that helps at root feature j searches it the other way round (the other child first, the features
+    below the root in descending order, under the threshold of the leaf and of the best tree of all threads, not of
+    its own last feature): it returns the best tree with root split j, or of its own feature, the last, searched
+    first, as the children's optima solved apart give them."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, size=(120, 8))
+    y = (X[:, 0] ^ (X[:, 6] & X[:, 7]) ^ (rng.random(120) < 0.1)).astype(int)  # the last features count
+    options = DPOptions(engine="compiled", fewest_nodes=fewest)
+    depth = 4
+
+    def split(solver, j):  # (objective, nodes) of the best tree with root split j
+        column = solver._enc.X[:, j].astype(bool)
+        children = [DPSolver(Dataset(solver._enc.X[rows], y[rows]), options=options, threads=1).solve(depth - 1)
+                    for rows in (~column, column)]
+        return sum(c.objective for c in children), 1 + sum(c.tree.n_branch_nodes for c in children)
+
+    for j in range(0, 7, 3):
+        for owns_last in (False, True):
+            solver = DPSolver(Dataset(X, y), options=options, threads=1)
+            p = solver._p
+            root = kc.new_root(True, p)
+            root[kc.ROOT_NEXT], root[kc.N_ROOT + j] = p - owns_last, kc.WORK_ONE  # j taken by another thread
+            search = solver._thread_search(0, depth, solver._params, root)
+            cost, nodes, _ = solver._k.search.solve_node(search, 0, 0, depth, 15, math.inf, NO_BOUND_NODES)
+            assert search.st[S_HELPS] == 1 and root[kc.N_ROOT + j] == kc.WORK_FREE
+            trees = [(float(min(np.bincount(y, minlength=2))), 0)] + [split(solver, p - 1)] * owns_last + \
+                [split(solver, j)]
+            best = min(trees) if fewest else min(trees, key=lambda t: t[0])
+            assert cost == best[0] and (nodes == best[1] or not fewest)
 
 
 def test_a_time_limit_stops_every_thread():

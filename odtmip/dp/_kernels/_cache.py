@@ -111,6 +111,10 @@ ROOT_COST = 2  # the best root tree of all threads: objective (inf: none yet)
 ROOT_NODES = 3  # its branch nodes
 ROOT_FEATURE = 4  # its root feature
 N_ROOT = 5
+# A root record made for helpers (``new_root(True, features)``) holds after these one state per root feature:
+WORK_FREE = 0  # not taken yet, or searched to the end
+WORK_ONE = 1  # one thread searches it
+WORK_HELPED = 2  # one thread searches it and another helps (:func:`take_root_feature`)
 
 
 @contextmanager
@@ -125,9 +129,10 @@ def shared_by_threads(cache: Cache) -> Iterator[None]:
         used[U_SHARED] = used[U_LOCK] = 0
 
 
-def new_root(dealt: bool) -> np.ndarray:
-    """A root record: its features dealt out to threads (``dealt``) or all searched by one."""
-    root = np.zeros(N_ROOT)
+def new_root(dealt: bool, features: int = 0) -> np.ndarray:
+    """A root record: its features dealt out to threads (``dealt``) or all searched by one; with the state of each of
+    its ``features`` when threads help each other (:func:`take_root_feature`)."""
+    root = np.zeros(N_ROOT + features)
     root[ROOT_DEALT], root[ROOT_COST], root[ROOT_FEATURE] = float(dealt), INF, -1.0
     return root
 
@@ -143,6 +148,31 @@ def next_feature(cache, root, dealt, f):
     root[ROOT_NEXT] = g + 1
     unlock(cache)
     return g
+
+
+@njit(cache=NUMBA_CACHE, **INTERNAL)
+def take_root_feature(cache, root, f):
+    """The root feature a thread takes once it has searched ``f`` (-1 at first) to the end, at a root dealt out to
+    threads whose record holds the features' states: the next feature no thread has taken, or once every feature is
+    taken, the first one that one thread still searches and no other helps, or the number of features when there
+    is none. Returns it and whether the thread helps another there."""
+    p = root.shape[0] - N_ROOT
+    lock(cache)
+    if f >= 0:
+        root[N_ROOT + f] = WORK_FREE
+    g = np.int64(root[ROOT_NEXT])
+    helping = False
+    if g < p:
+        root[ROOT_NEXT] = g + 1
+        root[N_ROOT + g] = WORK_ONE
+    else:
+        for h in range(p):
+            if root[N_ROOT + h] == WORK_ONE:
+                root[N_ROOT + h] = WORK_HELPED
+                g, helping = np.int64(h), True
+                break
+    unlock(cache)
+    return g, helping
 
 
 @njit(cache=NUMBA_CACHE, **INTERNAL)

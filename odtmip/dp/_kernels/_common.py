@@ -107,7 +107,8 @@ S_LEAF_ACC = 12  # splits skipped by the leaf-accuracy bound ([OSDT] Theorem 3.5
 S_SPLIT_BOUND = 13  # splits pruned by the incremental-accuracy split bound only ([OSDT] Theorem 3.4)
 S_WORK = 14  # word operations of long loops since the clock was last read (:func:`past_deadline`)
 S_NEXT_REPORT = 15  # microseconds (time.perf_counter()) of the next progress report
-N_STATS = 16
+S_HELPS = 16  # root features a thread searched to help the thread that took them (threads sharing a root)
+N_STATS = 17
 
 #: Read the clock once per this many search nodes (an objmode call costs about 0.4 us).
 CLOCK_EVERY = 256

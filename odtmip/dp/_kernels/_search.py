@@ -63,6 +63,7 @@ from odtmip.dp._kernels._cache import (
     E_SOL_DEPTH,
     E_SOL_NODES,
     EF_COST,
+    N_ROOT,
     ROOT_COST,
     ROOT_DEALT,
     ROOT_FEATURE,
@@ -78,6 +79,7 @@ from odtmip.dp._kernels._cache import (
     store_leaf,
     store_lower_bound,
     store_optimal,
+    take_root_feature,
     unlock,
 )
 from odtmip.dp._kernels._common import (
@@ -89,6 +91,7 @@ from odtmip.dp._kernels._common import (
     S_CAPPED,
     S_EQUIV_CLOSED,
     S_FULL,
+    S_HELPS,
     S_LEAF_ACC,
     S_SIM_PRUNE,
     S_SPLIT_BOUND,
@@ -147,6 +150,7 @@ class Search(NamedTuple):
     st: np.ndarray  # int64 (N_STATS,): statistics and flags S_*
     incumbent: np.ndarray  # float64 (N_INC,): the best root tree so far, for anytime use; fields INC_*
     root: np.ndarray  # float64 (N_ROOT,): the root's features dealt out to threads; fields ROOT_* (shared)
+    helping: np.ndarray  # bool (1,): this thread helps another search a root feature (solve_node)
 
 
 # ---- the root incumbent (``Search.incumbent``) -------------------------------------------------------
@@ -533,7 +537,11 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
     (``ROOT_DEALT``) each takes the next root feature no thread has taken and searches it under the best root tree
     any thread has found (:func:`_shared_threshold`), and returns the best tree of its features without storing the
     root: the solver then searches the root once more in one thread, which finds the children in the cache and
-    picks the tree one thread would have picked. A thread that fills the cache stops them all (``U_STOP``).
+    picks the tree one thread would have picked. A thread that fills the cache stops them all (``U_STOP``). Once
+    every root feature is taken, a thread with none left helps one still at work on its feature
+    (:func:`~odtmip.dp._kernels._cache.take_root_feature`): it searches the same split from the other end, the
+    other child first and the features below the root in descending order, and each finds in the cache what the
+    other has solved, so that the last root feature does not keep one thread busy while the others wait.
     """
     # the arrays the loops below read, bound once (module docstring)
     prm, st, cache = s.prm, s.st, s.cache
@@ -590,6 +598,7 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
 
     # general case, Alg. 2-3: the best split over (feature f, left node budget nl)
     has_best = leafc < INF and lex_le(leafc, 0, ubc, ubn, tol)
+    leaf_ok = has_best
     bc, bn, bd, bf = leafc, np.int64(0), np.int64(0), np.int64(-1)  # the incumbent: the leaf
     bpl, bpr = np.int64(-1), np.int64(-1)  # its children's packed budgets
     # a new tree must be <= (tc, tn): within the UB and strictly better than the incumbent
@@ -601,12 +610,23 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
     cL, cR = lcnt[lvl + 1, 0], lcnt[lvl + 1, 1]
     stop = False  # a child's search was interrupted
     dealt = lvl == 0 and s.root[ROOT_DEALT] != 0.0  # threads share the root's features
-    f = np.int64(-1)
+    helpers = dealt and s.root.shape[0] > N_ROOT  # ... and help each other once all are taken
+    reverse = lvl == 1 and s.helping[0]  # a helper takes the features below the root in descending order
+    p = fbits.shape[0]
+    f, i = np.int64(-1), np.int64(-1)
     while True:
-        f = next_feature(cache, s.root, dealt, f)
-        if f >= fbits.shape[0] or stop or (has_best and _reaches(prm.fewest_nodes, bc, bn, lbc, lbn, tol)):
-            break  # every feature taken, stopped, or the incumbent reaches the lower bound
+        if helpers:
+            f, helping = take_root_feature(cache, s.root, f)
+            s.helping[0] = helping
+            st[S_HELPS] += helping
+        else:
+            i = next_feature(cache, s.root, dealt, i)
+            f = p - 1 - i if reverse and i < p else i
+        if f >= p or stop or (has_best and not helpers and _reaches(prm.fewest_nodes, bc, bn, lbc, lbn, tol)):
+            break  # every feature taken, stopped, or the incumbent reaches the lower bound (a helper may be needed)
         if dealt:
+            if s.helping[0]:  # back at a lower feature: the threshold of the leaf and of the best tree of all threads
+                tc, tn = _beating(prm.fewest_nodes, leafc, np.int64(0)) if leaf_ok else (ubc, ubn)
             tc, tn = _shared_threshold(cache, s.root, f, prm.fewest_nodes, tc, tn, tol)
         # the children's rows (left: f absent, right: f present), class weights and keys
         usable = _split_children(fbits[f], cbits, wts, yv, zbits, prm, D, cnt, DL, DR, cL, cR)
@@ -625,6 +645,8 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
         k_r = key_index(cache, key_r, np.bool_(False), st) if prm.use_cache else np.int64(-1)
         # [MurTree] §4.7-4.8: the child with the larger leaf cost first, so its sibling is more likely pruned
         left_first = not prm.dynamic_order or leaf_l >= leaf_r
+        if lvl == 0 and s.helping[0]:  # a helper starts with the child the thread it helps searches last
+            left_first = not left_first
         for nl in range(min_l, max_l + 1):
             dl, nl_ = min(d - 1, nl), nl
             dr, nr_ = min(d - 1, n - 1 - nl), n - 1 - nl
