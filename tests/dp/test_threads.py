@@ -16,7 +16,6 @@ from odtmip.core.options import usable_cores, validate
 from odtmip.core.results import Status
 from odtmip.dp import DPOptions, DPSolver, contree, solve_dp
 from odtmip.dp._kernels import _cache as kc
-from odtmip.dp._kernels import _interpreted as interp
 from odtmip.dp._kernels._common import S_HELPS
 from odtmip.dp._kernels._search import NO_BOUND_NODES
 from odtmip.dp.contree import ContreeOptions, solve_contree
@@ -109,7 +108,7 @@ def test_a_search_stopped_anywhere_in_two_threads_keeps_the_anytime_guarantees(p
 
 
 def test_a_thread_with_no_root_feature_left_helps_one_still_searched():
-    take = interp.kernels()["_cache"].take_root_feature
+    take = kc.take_root_feature
     cache, root = kc.new_tables(1), kc.new_root(True, 3)
     assert take(cache, root, -1) == (0, False) and take(cache, root, -1) == (1, False)  # threads A and B
     assert take(cache, root, 0) == (2, False)  # A has searched 0: it takes 2, the last
@@ -125,7 +124,8 @@ def test_a_helper_finds_the_best_tree_on_the_root_feature_it_helps_with(seed, fe
     """A thread that helps at root feature j searches it the other way round (the other child first, the features
     below the root in descending order, under the threshold of the leaf and of the best tree of all threads, not of
     its own last feature): it returns the best tree with root split j, or of its own feature, the last, searched
-    first, as the children's optima solved apart give them."""
+    first, as the children's optima solved apart give them; and it leaves nothing in the cache that makes one thread
+    return another tree (of equal trees a helper may find another first)."""
     rng = np.random.default_rng(seed)
     X = rng.integers(0, 2, size=(120, 8))
     y = (X[:, 0] ^ (X[:, 6] & X[:, 7]) ^ (rng.random(120) < 0.1)).astype(int)  # the last features count
@@ -138,6 +138,7 @@ def test_a_helper_finds_the_best_tree_on_the_root_feature_it_helps_with(seed, fe
                     for rows in (~column, column)]
         return sum(c.objective for c in children), 1 + sum(c.tree.n_branch_nodes for c in children)
 
+    one = DPSolver(Dataset(X, y), options=options, threads=1).solve(max_depth=depth).tree
     for j in range(0, 7, 3):
         for owns_last in (False, True):
             solver = DPSolver(Dataset(X, y), options=options, threads=1)
@@ -151,6 +152,7 @@ def test_a_helper_finds_the_best_tree_on_the_root_feature_it_helps_with(seed, fe
                 [split(solver, j)]
             best = min(trees) if fewest else min(trees, key=lambda t: t[0])
             assert cost == best[0] and (nodes == best[1] or not fewest)
+            assert solver.solve(max_depth=depth).tree == one  # one thread, on the cache the helper left
 
 
 def test_a_time_limit_stops_every_thread():

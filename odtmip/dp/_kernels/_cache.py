@@ -150,7 +150,7 @@ def next_feature(cache, root, dealt, f):
     return g
 
 
-@njit(cache=NUMBA_CACHE, **INTERNAL)
+@njit(cache=NUMBA_CACHE)
 def take_root_feature(cache, root, f):
     """The root feature a thread takes once it has searched ``f`` (-1 at first) to the end, at a root dealt out to
     threads whose record holds the features' states: the next feature no thread has taken, or once every feature is

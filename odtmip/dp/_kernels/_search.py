@@ -541,7 +541,10 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
     every root feature is taken, a thread with none left helps one still at work on its feature
     (:func:`~odtmip.dp._kernels._cache.take_root_feature`): it searches the same split from the other end, the
     other child first and the features below the root in descending order, and each finds in the cache what the
-    other has solved, so that the last root feature does not keep one thread busy while the others wait.
+    other has solved, so that the last root feature does not keep one thread busy while the others wait. Of equal
+    trees, the helper's order may find another first, so it stores the subproblems below the root it solves as
+    bounds, not trees, and keeps its root trees to itself (their children are not in the cache): the thread it
+    helps then finds, soon, the tree one thread finds.
     """
     # the arrays the loops below read, bound once (module docstring)
     prm, st, cache = s.prm, s.st, s.cache
@@ -711,7 +714,7 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
                 bpl, bpr = (pack_budget(d1, n1), pack_budget(d2, n2)) if left_first else (pack_budget(d2, n2),
                                                                                          pack_budget(d1, n1))
                 tc, tn = _beating(prm.fewest_nodes, bc, bn)
-                if lvl == 0:
+                if lvl == 0 and not s.helping[0]:  # a helper's children are bounds in the cache, not trees
                     _record_incumbent(s.incumbent, bc, bn, bf, bpl, bpr, tol)
                     if dealt:
                         _share_incumbent(cache, s.root, bc, bn, bf, tol)
@@ -726,6 +729,10 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
         if k < 0:
             return NO_TREE
     archive_subproblem(s.archive, D, k, d)
+    if has_best and reverse:  # found in a helper's order: of equal trees, maybe not the one one thread stores first;
+        # its objective (and, by fewest nodes, its nodes) bound the subproblem, where one thread then soon finds its own
+        store_lower_bound(cache, k, d, n, bc, bn if prm.fewest_nodes else np.int64(0), tol, st)
+        return _within(bc, bn, bd, ubc, ubn, tol)
     if has_best:
         bc, bn, bd = _stored_or(cache, store_optimal(cache, k, d, n, bc, bn, bd, bf, bpl, bpr, np.int64(0), st), bc,
                                 bn, bd)
