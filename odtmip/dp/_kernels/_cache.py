@@ -104,14 +104,14 @@ def unlock(cache):
         compare_and_swap(used, U_LOCK, 1, 0)
 
 
-# ---- the root's features dealt out to threads (one array shared by the threads; the DP and ConTree) ---------------
+# ---- the root's features dealt out to threads (one array shared by the threads; the DP, ConTree, the front) ------
 ROOT_DEALT = 0  # 1: each thread takes the next root feature no thread has taken; 0: one thread takes them all
 ROOT_NEXT = 1  # the next root feature to take
 ROOT_COST = 2  # the best root tree of all threads: objective (inf: none yet)
 ROOT_NODES = 3  # its branch nodes
 ROOT_FEATURE = 4  # its root feature
 N_ROOT = 5
-# A root record made for helpers (``new_root(True, features)``) holds after these one state per root feature:
+# A root record the DP's threads share (``new_root(True, features)``) holds after these one state per root feature:
 WORK_FREE = 0  # not taken yet, or searched to the end
 WORK_ONE = 1  # one thread searches it
 WORK_HELPED = 2  # one thread searches it and another helps (:func:`take_root_feature`)
@@ -140,7 +140,7 @@ def new_root(dealt: bool, features: int = 0) -> np.ndarray:
 @njit(cache=NUMBA_CACHE, **INTERNAL)
 def next_feature(cache, root, dealt, f):
     """The feature after ``f`` this search takes: ``f + 1``, or, at a root ``dealt`` out to threads, the next feature
-    no thread has taken."""
+    no thread has taken (ConTree and the front; the DP's threads also help each other, :func:`take_root_feature`)."""
     if not dealt:
         return f + 1
     lock(cache)

@@ -63,7 +63,6 @@ from odtmip.dp._kernels._cache import (
     E_SOL_DEPTH,
     E_SOL_NODES,
     EF_COST,
-    N_ROOT,
     ROOT_COST,
     ROOT_DEALT,
     ROOT_FEATURE,
@@ -74,7 +73,6 @@ from odtmip.dp._kernels._cache import (
     key_index,
     lock,
     lower_bound,
-    next_feature,
     solved_bound,
     store_leaf,
     store_lower_bound,
@@ -149,7 +147,7 @@ class Search(NamedTuple):
     prm: Params  # the parameters
     st: np.ndarray  # int64 (N_STATS,): statistics and flags S_*
     incumbent: np.ndarray  # float64 (N_INC,): the best root tree so far, for anytime use; fields INC_*
-    root: np.ndarray  # float64 (N_ROOT,): the root's features dealt out to threads; fields ROOT_* (shared)
+    root: np.ndarray  # float64 (N_ROOT [+ p],): the root's features dealt out to threads; ROOT_*, WORK_* (shared)
     helping: np.ndarray  # bool (1,): this thread helps another search a root feature (solve_node)
 
 
@@ -612,20 +610,19 @@ def solve_node(s, lvl, side, d, n, ubc, ubn):
     DL, DR = lbits[lvl + 1, 0], lbits[lvl + 1, 1]
     cL, cR = lcnt[lvl + 1, 0], lcnt[lvl + 1, 1]
     stop = False  # a child's search was interrupted
-    dealt = lvl == 0 and s.root[ROOT_DEALT] != 0.0  # threads share the root's features
-    helpers = dealt and s.root.shape[0] > N_ROOT  # ... and help each other once all are taken
+    dealt = lvl == 0 and s.root[ROOT_DEALT] != 0.0  # threads share the root's features and help each other
     reverse = lvl == 1 and s.helping[0]  # a helper takes the features below the root in descending order
     p = fbits.shape[0]
     f, i = np.int64(-1), np.int64(-1)
     while True:
-        if helpers:
+        if dealt:
             f, helping = take_root_feature(cache, s.root, f)
             s.helping[0] = helping
             st[S_HELPS] += helping
         else:
-            i = next_feature(cache, s.root, dealt, i)
+            i += 1
             f = p - 1 - i if reverse and i < p else i
-        if f >= p or stop or (has_best and not helpers and _reaches(prm.fewest_nodes, bc, bn, lbc, lbn, tol)):
+        if f >= p or stop or (has_best and not dealt and _reaches(prm.fewest_nodes, bc, bn, lbc, lbn, tol)):
             break  # every feature taken, stopped, or the incumbent reaches the lower bound (a helper may be needed)
         if dealt:
             if s.helping[0]:  # back at a lower feature: the threshold of the leaf and of the best tree of all threads
