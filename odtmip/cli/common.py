@@ -346,7 +346,8 @@ def result_record(result: SolveResult, data: Dataset) -> dict:
         "bound": finite(result.bound),
         "gap": finite(result.gap),
         "misclassifications": None if tree is None else data.misclassifications(tree),
-        "accuracy": None if tree is None else metrics.accuracy(data.y, tree.predict_index(data.X), data.sample_weight),
+        "accuracy": None if tree is None else metrics.accuracy(data.y, tree.predict_index(data.raw),
+                                                               data.sample_weight),
         "n_samples": data.n_samples,
         "n_features": data.n_features,
         "n_binary_features": data.n_binary,
@@ -361,7 +362,7 @@ def result_record(result: SolveResult, data: Dataset) -> dict:
         if key in result.stats:
             record[key] = result.stats[key]
     if tree is not None and data.n_classes == 2:  # recomputed rates, the solve's positive class (default index 1)
-        rates = metrics.Confusion.from_labels(data.y, tree.predict_index(data.X), data.sample_weight,
+        rates = metrics.Confusion.from_labels(data.y, tree.predict_index(data.raw), data.sample_weight,
                                               positive=result.stats.get("positive_index", 1))
         record["tpr"], record["tnr"], record["f1"] = rates.sensitivity, rates.specificity, rates.f1
         if "metric_value" in result.stats:

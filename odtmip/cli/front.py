@@ -94,7 +94,7 @@ def reference_rates(data: Dataset, depth: int, positive_index: int) -> dict[str,
     cart = DecisionTreeClassifier(max_depth=depth, random_state=0).fit(data.Xb, data.y, sample_weight=w)
     best = solve(data, "dp", max_depth=depth).tree
     return {"CART": rates(cart.predict(data.Xb) == positive_index),
-            "accuracy-optimal": rates(best.predict_index(data.X) == positive_index)}
+            "accuracy-optimal": rates(best.predict_index(data.raw) == positive_index)}
 
 
 def plot_front(front: ParetoFront, data: Dataset, depth: int, path: str) -> None:

@@ -36,10 +36,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from odtmip.core.exceptions import DataError, OptionError, ResourceError
 from odtmip.core.options import MEMORY_LIMIT, memory_text
+from odtmip.core.tables import as_floats, is_frame, is_number_array, is_series, raw_columns
 from odtmip.core.tree import MISSING, Split, _native
 
 NUMERIC_ENCODINGS = ("auto", "buckets", "thresholds")
@@ -108,20 +108,23 @@ class Binarizer:
         self.n_thresholds = n_thresholds
         self.allow_many_levels = bool(allow_many_levels)
 
-    def fit(self, X: pd.DataFrame) -> Binarizer:
-        """Choose the encoding of every column of ``X``; sets ``columns_``, ``groups_``, ``feature_names_``."""
-        unknown = [c for c in self.categorical if c not in X.columns]
+    def fit(self, X, names: Sequence[str] | None = None) -> Binarizer:
+        """Choose the encoding of every column of ``X`` (a DataFrame, or a 2-D array of numbers whose columns are
+        ``names``); sets ``columns_``, ``groups_``, ``feature_names_``."""
+        labels = list(X.columns) if is_frame(X) else list(names)
+        unknown = [c for c in self.categorical if c not in labels]
         if unknown:
             raise DataError(f"categorical column(s) {unknown} not in the data")
-        self.feature_names_ = [str(c) for c in X.columns]
+        self.feature_names_ = [str(c) for c in labels]
         self.columns_: list[BinaryColumn] = []
         self.groups_: list[Group] = []
-        for c, name in enumerate(X.columns):
-            self._fit_column(c, str(name), X[name])
+        columns = [x for _, x in X.items()] if is_frame(X) else list(X.T)
+        for c, (name, x) in enumerate(zip(self.feature_names_, columns, strict=True)):
+            self._fit_column(c, name, x)
         return self
 
-    def transform(self, X: pd.DataFrame) -> np.ndarray:
-        """The binary matrix (uint8, rows x binary columns) of raw data ``X``.
+    def transform(self, X) -> np.ndarray:
+        """The binary matrix (uint8, rows x binary columns) of raw data ``X`` (as :meth:`fit` takes it).
 
         Raises
         ------
@@ -141,11 +144,12 @@ class Binarizer:
         return out.T
 
     # ---------------------------------------------------------------- per column
-    def _fit_column(self, c: int, name: str, x: pd.Series) -> None:
+    def _fit_column(self, c: int, name: str, x) -> None:
+        """Encode column ``c`` (a Series, or a 1-D array of numbers)."""
         if name in self.categorical or not _is_numeric(x):
             self._add_categorical(c, name, x)
             return
-        v = x.to_numpy(dtype=float, na_value=np.nan)
+        v = as_floats(x, repr(name))
         missing = np.isnan(v)
         if missing.all():
             raise DataError(f"column {name!r} has no values (all {len(v)} are missing); drop it (--drop {name})")
@@ -164,7 +168,10 @@ class Binarizer:
         if missing.any():
             self._add_group(c, f"{name} is missing", "missing", [(f"{name} is missing", Split("missing", (c,)))])
 
-    def _add_categorical(self, c: int, name: str, x: pd.Series) -> None:
+    def _add_categorical(self, c: int, name: str, x) -> None:
+        import pandas as pd
+
+        x = x if is_series(x) else pd.Series(x)
         values = x.astype(object).where(x.notna(), MISSING)
         if isinstance(x.dtype, pd.CategoricalDtype):
             present = set(values)
@@ -231,11 +238,6 @@ class Binarizer:
         return f"{len(self.feature_names_)} columns{f' -> {binary} binary columns' if binary else ''}: {parts}"
 
 
-def raw_columns(X: pd.DataFrame) -> list[np.ndarray]:
-    """The columns of ``X`` as 1-D arrays (the form :meth:`Split.goes_right` takes)."""
-    return [X.iloc[:, c].to_numpy() for c in range(X.shape[1])]
-
-
 def quantile_edges(v: np.ndarray, n_buckets: int) -> tuple[float, ...]:
     """Cut points (data values) of at most ``n_buckets`` quantile buckets of ``v``; never an empty bucket."""
     distinct = np.unique(v)
@@ -280,10 +282,12 @@ def _bucket_text(edges: Sequence[float], b: int) -> str:
     return f"({lo}, {edges[b]:.6g}]" if b < len(edges) else f"({lo}, inf)"
 
 
-def _check_levels(name: str, levels: list, values: pd.Series, allow_many: bool) -> None:
-    """Refuse the levels of categorical column ``name`` (``values``: its values) when they look like an identifier
-    -- or are numbers but for a few, numbers read as text -- or differ only in surrounding whitespace."""
+def _check_levels(name: str, levels: list, values, allow_many: bool) -> None:
+    """Refuse the levels of categorical column ``name`` (``values``: its values, a Series) when they look like an
+    identifier -- or are numbers but for a few, numbers read as text -- or differ only in surrounding whitespace."""
     if not allow_many and len(levels) > max(MAX_LEVELS, len(values) / 2):
+        import pandas as pd
+
         numbers = pd.to_numeric(pd.Series(levels, dtype=object), errors="coerce")
         strays = [v for v, number in zip(levels, numbers, strict=True) if pd.isna(number)]
         if 2 * len(strays) < len(levels):
@@ -311,5 +315,10 @@ def whitespace_twins(values) -> tuple | None:
     return None
 
 
-def _is_numeric(x: pd.Series) -> bool:
+def _is_numeric(x) -> bool:
+    """Whether column ``x`` (a Series or an array) holds numbers (bool included)."""
+    if not is_series(x):
+        return is_number_array(x)
+    import pandas as pd
+
     return pd.api.types.is_numeric_dtype(x.dtype) or x.dtype == bool

@@ -2,7 +2,8 @@
 
 A Dataset keeps the raw columns (for routing and verification), the labels as class indices ``0..K-1``
 with the original labels in ``classes_``, optional sample weights, and the binary encoding with its feature
-groups (see :mod:`odtmip.core.binarize`).
+groups (see :mod:`odtmip.core.binarize`). Raw columns given as a DataFrame stay one; numbers given as an array (and
+labels given as an array of numbers) stay arrays, and pandas is not loaded for them (:mod:`odtmip.core.tables`).
 
 The labels must look like class labels; each of these is a :class:`DataError` naming the target: no labels at
 all, a missing label, a single class, labels that differ only in surrounding whitespace, dates, and a
@@ -16,13 +17,17 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from odtmip.core.binarize import Binarizer, BinaryColumn, Group, whitespace_twins
 from odtmip.core.exceptions import DataError
+from odtmip.core.tables import is_frame, is_number_array, is_series, missing
 from odtmip.core.tree import MISSING, Split, Tree, _native
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: A numeric target with more distinct values than this may be a regression target (see the module docstring).
 MAX_NUMERIC_CLASSES = 20
@@ -37,7 +42,8 @@ class Dataset:
     ----------
     X : pandas.DataFrame or array-like of shape (n_samples, n_features)
         Raw features. DataFrame columns keep their names and dtypes; an array gets names ``x0, x1, ...``
-        (or ``feature_names``). Object/string/category columns are categorical.
+        (or ``feature_names``); an array of numbers is kept as an array (a copy), without pandas. Object/string/
+        category columns are categorical.
     y : array-like of shape (n_samples,)
         Labels of any hashable type; mapped to ``0..K-1`` in sorted order of ``classes_``. A Series's name is
         kept as :attr:`target`.
@@ -59,6 +65,9 @@ class Dataset:
 
     Attributes
     ----------
+    raw : pandas.DataFrame or numpy.ndarray
+        The raw columns as kept: a DataFrame, or a 2-D array of numbers; what :meth:`Tree.apply
+        <odtmip.core.tree.Tree.apply>` routes.
     target : str or None
         The name of the label column (``y.name``), for messages and reports.
     named_columns : bool
@@ -79,21 +88,39 @@ class Dataset:
                  categorical: Sequence[str] | None = None, numeric: str = "auto", n_buckets: int = 10,
                  n_thresholds: int | None = None, force_classification: bool = False,
                  allow_many_levels: bool = False):
-        name = y.name if isinstance(y, pd.Series) else None
+        name = y.name if is_series(y) else None
         self.target = None if name is None else str(name)
-        self.named_columns = isinstance(X, pd.DataFrame) and all(isinstance(c, str) for c in X.columns)
-        self.X = _as_frame(X, feature_names, self.target)
-        self.y, self.classes_ = encode_labels(y, len(self.X), force_classification)
-        self.sample_weight = _check_weights(sample_weight, len(self.X))
-        self.encoder = Binarizer(categorical, numeric, n_buckets, n_thresholds, allow_many_levels).fit(self.X)
+        self.named_columns = is_frame(X) and all(isinstance(c, str) for c in X.columns)
+        self.raw, self._names = _as_table(X, feature_names, self.target)
+        self.y, self.classes_ = encode_labels(y, len(self.raw), force_classification)
+        self.sample_weight = _check_weights(sample_weight, len(self.raw))
+        self.encoder = Binarizer(categorical, numeric, n_buckets, n_thresholds, allow_many_levels).fit(self.raw,
+                                                                                                       self._names)
         self._Xb: np.ndarray | None = None  # the binary matrix, made when first read (ConTree reads raw columns)
+        self._frame: pd.DataFrame | None = None  # the raw columns as a DataFrame, when kept as an array
+
+    @property
+    def X(self) -> pd.DataFrame:
+        """The raw columns as a DataFrame (made on first use when they are kept as an array: :attr:`raw`)."""
+        if is_frame(self.raw):
+            return self.raw
+        if self._frame is None:
+            import pandas as pd
+
+            self._frame = pd.DataFrame({n: self.raw[:, c] for c, n in enumerate(self._names)},
+                                       index=pd.RangeIndex(len(self.raw)))
+        return self._frame
 
     @property
     def Xb(self) -> np.ndarray:
         """The binary columns as a (n_samples, n_binary) uint8 matrix (made on first use)."""
         if self._Xb is None:
-            self._Xb = self.encoder.transform(self.X)
+            self._Xb = self.encoder.transform(self.raw)
         return self._Xb
+
+    def column(self, c: int) -> np.ndarray:
+        """Raw column ``c`` as a 1-D array."""
+        return self.raw.iloc[:, c].to_numpy() if is_frame(self.raw) else self.raw[:, c]
 
     # ------------------------------------------------------------------ sizes
     @property
@@ -103,7 +130,7 @@ class Dataset:
     @property
     def n_features(self) -> int:
         """Number of raw columns."""
-        return self.X.shape[1]
+        return len(self._names)
 
     @property
     def n_binary(self) -> int:
@@ -116,7 +143,7 @@ class Dataset:
 
     @property
     def feature_names(self) -> list[str]:
-        return [str(c) for c in self.X.columns]
+        return list(self._names)
 
     @property
     def missing_numeric(self) -> list[str]:
@@ -159,7 +186,7 @@ class Dataset:
     def new_tree(self, spec) -> Tree:
         """A :class:`Tree` over this data's raw columns with leaf counts from the training rows."""
         tree = Tree(spec, self.feature_names, self.classes_, levels=self.levels, named_columns=self.named_columns)
-        return tree.fit_counts(self.X, self.y, self.sample_weight)
+        return tree.fit_counts(self.raw, self.y, self.sample_weight)
 
     def derive(self, columns: Sequence[BinaryColumn]) -> Dataset:
         """A copy over the same raw data and labels whose binary columns are ``columns``.
@@ -180,7 +207,8 @@ class Dataset:
         if len(rows) == 0:
             raise DataError("a subset needs at least one row")
         new = copy.copy(self)
-        new.X = self.X.iloc[rows].reset_index(drop=True)
+        new.raw = self.raw.iloc[rows].reset_index(drop=True) if is_frame(self.raw) else self.raw[rows]
+        new._frame = None
         new.y = self.y[rows]
         new.sample_weight = None if self.sample_weight is None else self.sample_weight[rows]
         new._Xb = None if self._Xb is None else self._Xb[rows]
@@ -194,8 +222,8 @@ class Dataset:
 
     def misclassifications(self, tree: Tree, leaves: np.ndarray | None = None) -> float:
         """Weighted count of training rows ``tree`` misclassifies, by routing the raw data through it (or from
-        ``leaves``, the leaf each row reaches, ``tree.apply(self.X)``, when the caller has routed them)."""
-        leaves = tree.apply(self.X) if leaves is None else leaves
+        ``leaves``, the leaf each row reaches, ``tree.apply(self.raw)``, when the caller has routed them)."""
+        leaves = tree.apply(self.raw) if leaves is None else leaves
         wrong = tree.labels_at(leaves) != self.y
         return float(self.weights[wrong].sum())
 
@@ -213,8 +241,12 @@ def encode_labels(y, n_rows: int | None = None, force_classification: bool = Fal
     Raises :class:`DataError` for a length mismatch, an empty target, missing labels, a single class, or labels
     that are not class labels (see the module docstring; ``force_classification`` accepts dates and numbers).
     """
-    name = "y" if not isinstance(y, pd.Series) or y.name is None else f"target {str(y.name)!r}"
-    if not isinstance(y, pd.Series):  # a Series keeps mixed types apart (numpy would turn 1 into "1")
+    name = f"target {str(y.name)!r}" if is_series(y) and y.name is not None else "y"
+    if is_number_array(y):  # numbers: an array, without pandas
+        y = np.ravel(y)
+    elif not is_series(y):  # a Series keeps mixed types apart (numpy would turn 1 into "1")
+        import pandas as pd
+
         y = pd.Series(np.ravel(y) if isinstance(y, np.ndarray) else list(y))
     if n_rows is not None and len(y) != n_rows:
         raise DataError(f"X has {n_rows} rows but y has {len(y)} labels")
@@ -224,7 +256,7 @@ def encode_labels(y, n_rows: int | None = None, force_classification: bool = Fal
     if not force_classification:
         _refuse_non_labels(y, name)
     try:
-        classes, codes = np.unique(y.to_numpy(), return_inverse=True)
+        classes, codes = np.unique(np.asarray(y), return_inverse=True)
     except TypeError:
         raise DataError("labels mix incomparable types (e.g. numbers and strings)") from None
     if len(classes) < 2:
@@ -237,25 +269,35 @@ def encode_labels(y, n_rows: int | None = None, force_classification: bool = Fal
     return codes.astype(np.int64).ravel(), classes
 
 
-def refuse_missing_labels(y: pd.Series, name: str = "y") -> None:
-    """A DataError when labels ``y`` are missing: all of them (the wrong column?) or some (counted)."""
-    if y.isna().all():
+def refuse_missing_labels(y, name: str = "y") -> None:
+    """A DataError when labels ``y`` (a Series or an array of numbers) are missing: all of them (the wrong column?)
+    or some (counted)."""
+    absent = missing(y)
+    if absent.all():
         raise DataError(f"{name} has no labels (all {len(y)} values are missing); choose the label column (--target)")
-    if y.isna().any():
-        raise DataError(f"{name} has {int(y.isna().sum())} missing label(s); drop those rows first")
+    if absent.any():
+        raise DataError(f"{name} has {int(absent.sum())} missing label(s); drop those rows first")
 
 
-def _refuse_non_labels(y: pd.Series, name: str) -> None:
-    """Raise when ``y`` (no missing values) holds dates or looks like a regression target."""
+def _refuse_non_labels(y, name: str) -> None:
+    """Raise when ``y`` (a Series or an array of numbers, no missing values) holds dates or looks like a regression
+    target."""
     force = "or pass --classification (force_classification=True) to use each value as a class"
-    values = y.to_numpy()
-    if pd.api.types.is_datetime64_any_dtype(y.dtype) or all(
-            isinstance(v, str) and _DATE.fullmatch(v.strip()) for v in values):
-        raise DataError(f"{name} holds dates (e.g. {str(values[0])!r}), not class labels; choose the label column "
-                        f"(--target), {force}")
-    if not pd.api.types.is_numeric_dtype(y.dtype) or pd.api.types.is_bool_dtype(y.dtype):
+    if is_number_array(y):
+        dates, numeric = False, y.dtype.kind != "b"
+    else:
+        import pandas as pd
+
+        values = y.to_numpy()
+        dates = pd.api.types.is_datetime64_any_dtype(y.dtype) or all(
+            isinstance(v, str) and _DATE.fullmatch(v.strip()) for v in values)
+        numeric = pd.api.types.is_numeric_dtype(y.dtype) and not pd.api.types.is_bool_dtype(y.dtype)
+        if dates:
+            raise DataError(f"{name} holds dates (e.g. {str(values[0])!r}), not class labels; choose the label "
+                            f"column (--target), {force}")
+    if not numeric:
         return
-    numbers = y.to_numpy(dtype=float)
+    numbers = np.asarray(y, dtype=float)
     distinct = np.unique(numbers)
     fractional = not np.array_equal(distinct, np.round(distinct))
     if len(distinct) > MAX_NUMERIC_CLASSES and (fractional or len(distinct) > len(y) / 2):
@@ -264,38 +306,46 @@ def _refuse_non_labels(y: pd.Series, name: str) -> None:
                         f"class labels; choose the label column (--target), {force}")
 
 
-def _as_frame(X, feature_names, target=None) -> pd.DataFrame:
-    """``X`` as a DataFrame with unique column names; ``target`` (the name of a Series ``y``) for messages."""
-    if isinstance(X, pd.DataFrame):
-        frame = X.reset_index(drop=True)
+def _as_table(X, feature_names, target=None) -> tuple[pd.DataFrame | np.ndarray, list[str]]:
+    """``X`` as a table and its unique column names: a DataFrame as it is (index reset), an array of numbers as a
+    2-D array (a copy, column-major: its columns are read one at a time), any other array as a DataFrame (an object
+    column of numbers numeric); ``target`` (the name of a Series ``y``) for messages."""
+    if is_frame(X):
+        table = X.reset_index(drop=True)
         if feature_names is not None:
             raise DataError("feature_names is only for array input; a DataFrame keeps its column names")
+        names = [str(c) for c in X.columns]
     else:
         A = np.asarray(X)
         if A.ndim != 2:
             raise DataError(f"X must be 2-D (samples x features), got shape {A.shape}")
-        names = list(feature_names) if feature_names is not None else [f"x{c}" for c in range(A.shape[1])]
+        names = [str(n) for n in feature_names] if feature_names is not None else [f"x{c}" for c in range(A.shape[1])]
         if len(names) != A.shape[1]:
             raise DataError(f"{len(names)} feature names for {A.shape[1]} columns")
-        frame = pd.DataFrame({n: A[:, c] for c, n in enumerate(names)}, index=pd.RangeIndex(A.shape[0]))
-        for n in names:  # an object array of numbers stays numeric
-            if frame[n].dtype == object:
-                converted = pd.to_numeric(frame[n], errors="coerce")
-                if converted.notna().sum() == frame[n].notna().sum():
-                    frame[n] = converted
-    if frame.shape[0] == 0:
+        if is_number_array(A):
+            table = np.array(A, order="F")
+        else:
+            import pandas as pd
+
+            table = pd.DataFrame({n: A[:, c] for c, n in enumerate(names)}, index=pd.RangeIndex(A.shape[0]))
+            for n in names:  # an object array of numbers stays numeric
+                if table[n].dtype == object:
+                    converted = pd.to_numeric(table[n], errors="coerce")
+                    if converted.notna().sum() == table[n].notna().sum():
+                        table[n] = converted
+    if table.shape[0] == 0:
         raise DataError("the data is empty (no rows)")
-    if frame.shape[1] == 0:
-        if not isinstance(X, pd.DataFrame):
+    if table.shape[1] == 0:
+        if not is_frame(X):
             where = f"an array of shape {np.shape(X)}"
         elif target is not None:
             where = f"a DataFrame without columns: only the target {target!r} was given"
         else:
             where = "a DataFrame without columns"
-        raise DataError(f"X has {frame.shape[0]} rows but no feature columns ({where}); a tree needs at least one")
-    if len(set(map(str, frame.columns))) != frame.shape[1]:
+        raise DataError(f"X has {table.shape[0]} rows but no feature columns ({where}); a tree needs at least one")
+    if len(set(names)) != len(names):
         raise DataError("feature names must be unique")
-    return frame
+    return table, names
 
 
 def _check_weights(w, n: int) -> np.ndarray | None:

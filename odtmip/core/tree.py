@@ -54,9 +54,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from odtmip.core.exceptions import DataError, UnseenCategoryWarning
+from odtmip.core.tables import as_floats, is_frame, missing
 
 SPLIT_KINDS = ("binary", "subset", "threshold", "bins", "hyperplane", "missing")
 MISSING = "<missing>"  # the level a missing categorical value takes
@@ -118,23 +118,25 @@ class Split:
         if self.kind == "hyperplane":
             total = np.zeros(len(columns[self.columns[0]]))
             for c, a in zip(self.columns, self.weights, strict=True):
-                x = _as_float(columns[c], c)
+                x = as_floats(columns[c], c)
                 if np.isnan(x).any():
                     raise DataError(f"column {c} has missing values (NaN); a hyperplane split cannot route them")
                 total += a * x
             return total >= self.threshold
         x = columns[self.column]
         if self.kind == "missing":
-            return np.asarray(pd.isna(x), dtype=bool)
+            return missing(x)
         if self.kind == "binary":
-            return _as_float(x, self.column) == 1.0
+            return as_floats(x, self.column) == 1.0
         if self.kind == "subset":
+            import pandas as pd
+
             values = pd.Series(x, dtype=object)
             values = values.where(values.notna(), MISSING)
             return values.isin(list(self.categories)).to_numpy(dtype=bool)
         if self.kind == "threshold":
-            return _as_float(x, self.column) > self.threshold
-        return np.isin(bucket_index(_as_float(x, self.column), np.array(self.edges)), self.bins)
+            return as_floats(x, self.column) > self.threshold
+        return np.isin(bucket_index(as_floats(x, self.column), np.array(self.edges)), self.bins)
 
     def describe(self, names: Sequence[str], right: bool) -> str:
         """The condition of the right branch (``right=True``) or the left one, in words."""
@@ -179,19 +181,6 @@ class Split:
             bins=tuple(d.get("bins", ())),
             weights=tuple(d.get("weights", ())),
         )
-
-
-def _as_float(x: np.ndarray, column: int) -> np.ndarray:
-    """``x`` as floats, a missing value (None, ``pd.NA``) as NaN."""
-    try:
-        return np.asarray(x, dtype=float)
-    except (TypeError, ValueError):
-        pass
-    values = pd.Series(x, dtype=object)
-    try:
-        return values.where(values.notna(), np.nan).to_numpy(dtype=float)
-    except (TypeError, ValueError):
-        raise DataError(f"column {column} must be numeric for this split") from None
 
 
 def _fmt(v: float) -> str:
@@ -319,14 +308,14 @@ class Tree:
         name, else a 2-D array's columns by position)."""
         if used is None:
             used = self._tested()
-        if isinstance(X, pd.DataFrame):
-            missing = [n for n in self.feature_names if n not in X.columns]
-            if missing and X.shape[1] == len(self.feature_names) and not any(
+        if is_frame(X):
+            absent = [n for n in self.feature_names if n not in X.columns]
+            if absent and X.shape[1] == len(self.feature_names) and not any(
                 n in X.columns for n in self.feature_names
             ):
                 return {c: X.iloc[:, c].to_numpy() for c in used}
-            if missing:
-                raise DataError(f"data lacks the tree's feature column(s) {missing[:5]}")
+            if absent:
+                raise DataError(f"data lacks the tree's feature column(s) {absent[:5]}")
             return {c: X[self.feature_names[c]].to_numpy() for c in used}
         A = np.asarray(X)
         if A.dtype.kind in "US":  # strings: keep them as Python objects for subset tests
@@ -396,12 +385,14 @@ class Tree:
         distinct values none of which training saw. Columns no split tests cannot change a prediction and are not
         compared.
         """
-        if feature_names and self.named_columns and not isinstance(X, pd.DataFrame):
+        if feature_names and self.named_columns and not is_frame(X):
             warnings.warn("X does not have valid feature names, but Tree was fitted with feature names", UserWarning,
                           stacklevel=3)
         names = {c: self.feature_names[c] for c in self._tested() if self.feature_names[c] in self.levels}
         columns = self._columns(X, list(names))
-        for c, name in names.items():
+        for c, name in names.items():  # categorical columns: text, which pandas compares
+            import pandas as pd
+
             seen = self.levels[name]
             values = pd.Series(columns[c], dtype=object).dropna()
             unseen = values[~values.isin(seen)]

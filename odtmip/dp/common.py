@@ -195,7 +195,7 @@ def verify_tree(dataset: Dataset, tree: Tree, value: float, penalty: float, min_
                 nodes: int) -> None:
     """Check a search's ``tree`` against its ``value`` (errors + penalty x branch nodes, recomputed by routing
     ``dataset``), the limits ``depth`` and ``nodes`` and ``min_leaf``; :class:`VerificationError` if not."""
-    leaves = tree.apply(dataset.X)
+    leaves = tree.apply(dataset.raw)
     objective = dataset.misclassifications(tree, leaves) + penalty * tree.n_branch_nodes
     if not is_close(objective, value):
         raise VerificationError(f"search objective {value!r} but the rebuilt tree scores {objective!r}")

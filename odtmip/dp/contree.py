@@ -55,6 +55,7 @@ from odtmip.core.data import Dataset
 from odtmip.core.exceptions import OptionError, ResourceError, VerificationError
 from odtmip.core.options import MEMORY_LIMIT, check_switches, check_threads, check_time_limit, memory_text
 from odtmip.core.results import SolveResult, Status, stopped_status
+from odtmip.core.tables import as_floats
 from odtmip.core.tree import Split, branch, leaf
 from odtmip.dp._kernels import _cache as kc
 from odtmip.dp._kernels import _common as kcommon
@@ -195,7 +196,7 @@ def ordered_features(dataset: Dataset) -> OrderedFeatures:
     for group in dataset.groups:
         if group.kind in NUMERIC_KINDS:
             c = group.column
-            v = dataset.X.iloc[:, c].to_numpy(dtype=float, na_value=np.nan)
+            v = as_floats(dataset.column(c), c)
             missing = np.isnan(v)
             if missing.all():
                 continue
@@ -770,7 +771,7 @@ def midpoint_columns(dataset: Dataset) -> Dataset:
             columns.extend(dataset.columns[j] for j in group.members)
             continue
         c, name = group.column, group.name
-        v = dataset.X.iloc[:, c].to_numpy(dtype=float, na_value=np.nan)
+        v = as_floats(dataset.column(c), c)
         columns.extend(BinaryColumn(f"{name}>{t:.6g}", Split("threshold", (c,), threshold=t), g)
                        for t in midpoint_thresholds(v[~np.isnan(v)], None))
     return dataset.derive(columns)

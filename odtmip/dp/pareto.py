@@ -398,7 +398,7 @@ class ParetoSolver:
     def _tree(self, row: np.ndarray) -> Tree:
         """The tree of a front row, checked: routing the data through it gives the row's (fp, fn)."""
         tree = self.dataset.new_tree(self._spec(row))
-        predicted = tree.predict_index(self.dataset.X) == self.positive_index
+        predicted = tree.predict_index(self.dataset.raw) == self.positive_index
         actual = self.dataset.y == self.positive_index
         w = self.dataset.weights
         fp, fn = float(w[predicted & ~actual].sum()), float(w[~predicted & actual].sum())

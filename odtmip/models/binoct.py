@@ -134,6 +134,7 @@ from odtmip.core.binarize import BinaryColumn, midpoint_thresholds
 from odtmip.core.data import Dataset
 from odtmip.core.exceptions import DataError, OptionError
 from odtmip.core.options import BINOCT_OPTIONS, check_switches
+from odtmip.core.tables import as_floats
 from odtmip.core.tree import Split, Tree, branch, leaf
 from odtmip.models import rates
 from odtmip.models.formulation import DPProblem, Formulation, merge_options
@@ -430,7 +431,7 @@ def candidate_features(data: Dataset, options: BinOCTOptions) -> list[BinOCTFeat
                                                   level=group.levels[group.members.index(j)],
                                                   level_split=data.columns[j].split))
         else:
-            values = data.X.iloc[:, c].to_numpy(dtype=float)
+            values = as_floats(data.column(c), c)
             ts = candidate_thresholds(values, data.y, options.thresholds)
             if ts:
                 features.append(BinOCTFeature(group.name, c, values, tuple(ts)))
@@ -809,7 +810,7 @@ def warm_start_values(m, data: Dataset, tree: Tree) -> list | None:
     """
     bd: BinOCTData = m.bdata
     n_leaves = bd.n_leaves
-    raw = [data.X.iloc[:, c].to_numpy() for c in range(data.n_features)]
+    raw = [data.column(c) for c in range(data.n_features)]
     split_at: dict[int, tuple[int, int]] = {}
     leaf_rows: dict[int, np.ndarray] = {}
     leaf_label: dict[int, int] = {}

@@ -42,6 +42,7 @@ import pandas as pd
 
 from odtmip.core.data import Dataset
 from odtmip.core.exceptions import DataError, OptionError
+from odtmip.core.tables import missing
 from odtmip.core.tree import Tree, branch, leaf
 
 __all__ = ["Constraint", "Custom", "EqualOpportunity", "FeatureCosts", "Forbid", "MaxFeatures", "MinLeafSize",
@@ -62,7 +63,7 @@ def canonical(tree: Tree, data: Dataset) -> Tree:
     """The tree the training rows see: splits with an empty side removed, subtrees whose rows are all predicted one
     class made one leaf of that class (a tree no row reaches stays as it is). Predictions on the training rows are
     unchanged; a canonical tree is returned as it is."""
-    at = tree.apply(data.X)
+    at = tree.apply(data.raw)
     reached = np.zeros((tree.n_nodes, tree.n_classes), dtype=bool)  # reached[i, k]: a row below i is predicted k
     for i in np.unique(at):
         reached[i, tree.nodes[i].label] = True
@@ -172,8 +173,8 @@ class _Fairness(Constraint):
 
     def prepare(self, data: Dataset) -> None:
         self._index = _column_index(data, self.column)
-        values = data.X.iloc[:, self._index]
-        if values.isna().any():
+        values = data.column(self._index)
+        if missing(values).any():
             raise DataError(f"{self.describe()}: the protected column {self.column!r} has missing values")
         levels = pd.unique(values)
         if len(levels) < 2:
@@ -191,7 +192,7 @@ class _Fairness(Constraint):
     def _groups(self, data: Dataset) -> list[tuple[object, np.ndarray]]:
         """(value, weights of its rows among ``_among``, 0 elsewhere) for each value of the protected column with
         some weight there."""
-        values = data.X.iloc[:, self._index].to_numpy()
+        values = data.column(self._index)
         among = self._among(data)
         w = np.asarray(data.weights, dtype=float)
         out = []
@@ -227,7 +228,7 @@ class _Fairness(Constraint):
         self.prepare(data)
         if not self.split_on_protected and self._index in _used_columns(canonical(tree, data)):
             return False
-        predicted = tree.predict_index(data.X) == self._pos
+        predicted = tree.predict_index(data.raw) == self._pos
         groups = self._groups(data)
         for (_, wa), (_, wb) in itertools.combinations(groups, 2):
             total_a, total_b = float(wa.sum()), float(wb.sum())
@@ -240,7 +241,7 @@ class _Fairness(Constraint):
     def gap(self, tree: Tree, data: Dataset) -> float:
         """The largest gap between two groups' rates for ``tree`` (0 with a single group)."""
         self.prepare(data)
-        predicted = tree.predict_index(data.X) == self._pos
+        predicted = tree.predict_index(data.raw) == self._pos
         rates = [float(w[predicted].sum()) / float(w.sum()) for _, w in self._groups(data)]
         return max(rates, default=0.0) - min(rates, default=0.0)
 
@@ -391,7 +392,7 @@ class MinLeafSize(Constraint):
 
     def holds(self, tree: Tree, data: Dataset) -> bool:
         c = canonical(tree, data)
-        counts = np.bincount(c.apply(data.X), minlength=c.n_nodes)
+        counts = np.bincount(c.apply(data.raw), minlength=c.n_nodes)
         return all(counts[i] >= self.n for i, node in enumerate(c.nodes) if node.is_leaf and counts[i] > 0)
 
 

@@ -567,7 +567,7 @@ def loss_offset(m) -> float:
 def loss(data: Dataset, tree: Tree, options: GunlukOptions) -> float:
     """odtmip's loss for ``tree``, recomputed by routing: weighted errors with negatives weighted by C, or the
     weight of missed positives (negatives) for a specificity (sensitivity) target."""
-    predicted_pos = tree.predict_index(data.X) == options.positive
+    predicted_pos = tree.predict_index(data.raw) == options.positive
     pos = data.y == options.positive
     w = data.weights
     fn = float(w[pos & ~predicted_pos].sum())
@@ -683,7 +683,7 @@ def warm_start_values(m, data: Dataset, tree: Tree) -> list | None:
     partial start by solving an LP.
     """
     gd, topo, options = m.gdata, m.topology, m.options
-    raw_cols = [data.X.iloc[:, c].to_numpy() for c in range(data.n_features)]
+    raw_cols = [data.column(c) for c in range(data.n_features)]
     emb = _Embedding()
 
     def trivial(k: int, all_left: bool) -> tuple[int, set[int]] | None:
@@ -826,7 +826,7 @@ def meets_target(data: Dataset, tree: Tree, options: GunlukOptions) -> bool:
     """Whether ``tree`` meets the sensitivity/specificity target (always, without one), exactly as (15)-(16)."""
     if not options.constrained:
         return True
-    predicted_pos = tree.predict_index(data.X) == options.positive
+    predicted_pos = tree.predict_index(data.raw) == options.positive
     pos = data.y == options.positive
     if options.min_specificity is not None:
         return int((~pos & ~predicted_pos).sum()) >= exact_target(options.min_specificity, int((~pos).sum()))

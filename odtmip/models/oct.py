@@ -121,10 +121,11 @@ from numbers import Integral, Real
 import numpy as np
 import pyomo.environ as pyo
 
-from odtmip.core.binarize import BinaryColumn, midpoint, raw_columns
+from odtmip.core.binarize import BinaryColumn, midpoint
 from odtmip.core.data import Dataset
 from odtmip.core.exceptions import DataError, OptionError
 from odtmip.core.options import OCT_H_OPTIONS, OCT_OPTIONS, check_switches
+from odtmip.core.tables import raw_columns
 from odtmip.core.tree import Split, Tree, branch, leaf
 from odtmip.models import rates
 from odtmip.models._highs import HighsOptions
@@ -274,7 +275,7 @@ def baseline_error(data: Dataset) -> float:
 
 def prepare(data: Dataset, options: OCTOptions) -> OCTData:
     """The features of the model for ``data`` (see the module docstring)."""
-    cols = raw_columns(data.X)
+    cols = raw_columns(data.raw)
     kind = {g.column: g for g in data.groups}
     features: list[OCTFeature] = []
     values: list[np.ndarray] = []
@@ -652,7 +653,7 @@ def node_splits(m, data: Dataset) -> dict:
     OCT-H: mu / 2), so tolerance-sized violations of (13) and (14) cannot move a training point.
     """
     od, options = m.odata, m.options
-    cols = raw_columns(data.X)
+    cols = raw_columns(data.raw)
     out: dict = {}
     for t in m.heap.branch_nodes:
         if pyo.value(m.d[t]) < 0.5:
@@ -721,7 +722,7 @@ def route(m, data: Dataset, splits: dict | None = None) -> np.ndarray:
     Compare with :func:`assignment` (the leaves the solver chose, z) to check epsilon and tolerances.
     """
     splits = node_splits(m, data) if splits is None else splits
-    cols = raw_columns(data.X)
+    cols = raw_columns(data.raw)
     node = np.ones(data.n_samples, dtype=np.int64)
     for _ in range(m.heap.depth):
         nxt = np.empty_like(node)
@@ -779,7 +780,7 @@ def simplify(data: Dataset, spec, prune_penalty: float | None = None, options: O
     With ``prune_penalty`` (in units of weighted errors per unit of :func:`complexity`), also replace a subtree
     by the majority leaf when that costs no more: cost-complexity pruning, used for the CART start.
     """
-    cols = raw_columns(data.X)
+    cols = raw_columns(data.raw)
     y, w, K = data.y, data.weights, data.n_classes
     features_count = options is not None and options.hyperplanes and options.complexity == "features"
 
@@ -835,7 +836,7 @@ def warm_start_values(m, data: Dataset, tree: Tree) -> list | None:
     None when the tree is deeper than the model or a split has no counterpart.
     """
     od, heap, options = m.odata, m.heap, m.options
-    cols = raw_columns(data.X)
+    cols = raw_columns(data.raw)
     emb = _Embedding(leaf_of=np.zeros(od.n_samples, dtype=np.int64),
                      free_labels=rates.active(options) or getattr(m, "labels_free", False))
     ok = _place(tree, 0, 1, np.ones(od.n_samples, dtype=bool), emb, od, heap, options, cols)

@@ -111,7 +111,7 @@ def add_class_errors(m, leaves, N_k, c, total: float, n_classes: int):
 def tree_errors(data: Dataset, tree: Tree, options) -> float:
     """The error term of a tree, recomputed by routing: FN, FP or FN + C x FP as :func:`add_error_objective`."""
     _two_class(data.y, data.n_classes)
-    predicted = tree.predict_index(data.X) == options.positive
+    predicted = tree.predict_index(data.raw) == options.positive
     pos = data.y == options.positive
     fn = float(data.weights[pos & ~predicted].sum())
     fp = float(data.weights[~pos & predicted].sum())
@@ -126,7 +126,7 @@ def meets_target(data: Dataset, tree: Tree, options) -> bool:
     """Whether ``tree`` meets the target exactly as the model's row states it (always, without a target)."""
     if not constrained(options):
         return True
-    predicted = tree.predict_index(data.X) == options.positive
+    predicted = tree.predict_index(data.raw) == options.positive
     pos = data.y == options.positive
     fp_cap, fn_cap = caps(data.y, data.weights, options)
     return (float(data.weights[~pos & predicted].sum()) <= fp_cap + 1e-9

@@ -38,7 +38,7 @@ def select_topology(data: Dataset, candidates=("depth2", "depth2.5", "depth3", "
             if result.tree is None:
                 scores[topology].append(0.0)
                 continue
-            correct = result.tree.predict_index(held_out.X) == held_out.y
+            correct = result.tree.predict_index(held_out.raw) == held_out.y
             scores[topology].append(float(held_out.weights[correct].sum() / held_out.weights.sum()))
     best = max(candidates, key=lambda t: (np.mean(scores[t]), -candidates.index(t)))
     return best, scores

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from _data import NARROW_OR_HUGE
-from hypothesis import assume, example, given, settings
+from hypothesis import assume, event, example, given, settings
 from hypothesis import strategies as st
 
 from odtmip.core.binarize import MISSING, midpoint, midpoint_thresholds, quantile_edges
@@ -234,6 +234,82 @@ def test_numpy_input_gets_names_and_numeric_object_columns_stay_numeric():
     assert [g.kind for g in ds.groups] == ["binary", "categorical", "ordinal"]
     ds = Dataset(np.eye(3), [0, 1, 1], feature_names=["a", "b", "c"])
     assert ds.feature_names == ["a", "b", "c"]
+
+
+def outcome(make):
+    """What ``make()`` gives, or the message of the DataError it raises."""
+    try:
+        return make()
+    except DataError as exc:
+        return f"DataError: {exc}"
+
+
+def encoding(ds: Dataset):
+    """All a Dataset decided: names, groups, binary columns and matrix, labels (compared across input kinds)."""
+    return (ds.feature_names, ds.groups, [c.name for c in ds.columns], ds.Xb.tolist(), ds.y.tolist(),
+            ds.classes_.tolist(), ds.describe())
+
+
+NUMBERS = st.one_of(st.integers(-3, 3).map(float), st.floats(-5, 5), st.just(math.nan))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 25).flatmap(lambda n: st.tuples(
+           st.lists(st.lists(NUMBERS, min_size=n, max_size=n), min_size=1, max_size=3),
+           st.lists(st.sampled_from([0.0, 1.0, 2.5]), min_size=n, max_size=n))),
+       st.sampled_from([float, np.int64, bool]), st.sampled_from(["auto", "buckets", "thresholds"]),
+       st.sampled_from([False] * 9 + [True]))
+def test_an_array_of_numbers_is_kept_without_pandas_and_encoded_and_routed_as_its_dataframe(data, dtype, numeric,
+                                                                                             no_label):
+    columns, labels = data
+    if no_label:
+        labels[0] = math.nan
+    A = np.array(columns, dtype=float).T
+    if dtype is not float:
+        A = np.nan_to_num(A).round().astype(dtype)
+    y = np.array(labels)
+    names = [f"x{c}" for c in range(A.shape[1])]
+    ours = outcome(lambda: Dataset(A, y, numeric=numeric))
+    theirs = outcome(lambda: Dataset(pd.DataFrame(A, columns=names), pd.Series(labels), numeric=numeric))
+    event("refused" if isinstance(theirs, str) else "encoded")
+    if isinstance(theirs, str):
+        assert ours == theirs
+        return
+    assert isinstance(ours.raw, np.ndarray) and ours.raw.dtype == A.dtype
+    assert encoding(ours) == encoding(theirs)
+    pd.testing.assert_frame_equal(ours.X, theirs.X)
+    for j in range(ours.n_binary):  # a tree routes the array as it routes the DataFrame
+        spec = branch(ours.split_of(j), leaf(0), leaf(1))
+        theirs_tree = theirs.new_tree(spec).to_dict()
+        assert theirs_tree.pop("named_columns") and ours.new_tree(spec).to_dict() == theirs_tree
+    rows = np.arange(0, A.shape[0], 2)
+    assert encoding(ours.subset(rows))[3:5] == encoding(theirs.subset(rows))[3:5]
+
+
+def test_an_array_of_numbers_is_copied():
+    A = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 1.0]])
+    ds = Dataset(A, np.array([0, 1, 1]))
+    A[:] = 7.0
+    assert ds.raw.tolist() == [[0.0, 1.0], [1.0, 0.0], [2.0, 1.0]] and ds.column(0).tolist() == [0.0, 1.0, 2.0]
+
+
+@pytest.mark.parametrize("y, message", [
+    (np.array([1.0, np.nan, 0.0, 0.0, 1.0, 1.0]), r"^y has 1 missing label\(s\); drop those rows first$"),
+    (np.full(6, np.nan), r"^y has no labels \(all 6 values are missing\)"),
+    (np.ones(6), r"^y has a single class \(1.0\)"),
+    (np.array([True] * 6), r"^y has a single class \(True\)"),
+])
+def test_labels_in_an_array_of_numbers_are_refused_as_in_a_list(y, message):
+    for labels in (y, list(y)):
+        with pytest.raises(DataError, match=message):
+            Dataset(np.zeros((6, 1)), labels)
+
+
+def test_a_regression_target_in_an_array_of_numbers_is_refused():
+    y = np.linspace(0, 1, 30)
+    with pytest.raises(DataError, match=r"^y has 30 distinct numeric values \(not all whole numbers\): a regression"):
+        Dataset(np.zeros((30, 1)), y)
+    assert Dataset(np.zeros((30, 1)), y, force_classification=True).n_classes == 30
 
 
 @pytest.mark.parametrize("X, y, kwargs, message", [
