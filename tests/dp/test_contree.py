@@ -16,6 +16,8 @@ from odtmip.core.data import Dataset
 from odtmip.core.exceptions import OptionError
 from odtmip.core.results import Status
 from odtmip.dp import anytime, solve_dp
+from odtmip.dp._kernels import _interpreted
+from odtmip.dp._kernels._contree import INDEXED_SCAN_ROWS
 from odtmip.dp.contree import ContreeOptions, ContreeSolver, ordered_features, solve_contree
 
 SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
@@ -91,6 +93,40 @@ def test_every_switch_off_keeps_the_optimum(data, depth, penalty, min_leaf):
     for options in SWITCHES_OFF:
         res = solve_contree(ds, depth, min_leaf, penalty, options=options)
         assert close(res.objective, base), (options, res.objective, base)
+
+
+def searched(res):
+    """What a search found and how: objective, tree and its counters (not its seconds)."""
+    return (res.objective, None if res.tree is None else res.tree.to_dict(),
+            {key: value for key, value in res.stats.items() if not key.endswith("seconds")})
+
+
+@settings(max_examples=40, **SETTINGS)
+@given(data=numeric_data(max_rows=30, max_cols=3, max_values=8), depth=st.integers(1, 3), penalty=PENALTIES,
+       min_leaf=MIN_LEAF)
+def test_the_scan_indexed_by_side_searches_node_for_node_as_the_scan_written_out(data, depth, penalty, min_leaf):
+    """best_stumps has two forms (the sides' state in arrays, or in variables of their own); the interpreted kernels
+    read INDEXED_SCAN_ROWS when they run, so with it at 0 every node is scanned indexed."""
+    ds = midpoints(*data)
+    interpreted = ContreeOptions(engine="interpreted")
+    space = _interpreted.kernels()["_contree"].best_stumps.__globals__
+    apart = ContreeSolver(ds, min_leaf=min_leaf, penalty=penalty, options=interpreted).solve(depth)
+    with mock.patch.dict(space, INDEXED_SCAN_ROWS=0):
+        indexed = ContreeSolver(ds, min_leaf=min_leaf, penalty=penalty, options=interpreted).solve(depth)
+    assert searched(indexed) == searched(apart)
+
+
+@pytest.mark.parametrize("depth", [2, 3])
+def test_nodes_of_many_rows_scanned_indexed_by_side_keep_the_optimum(rng, depth):
+    n = INDEXED_SCAN_ROWS + 808  # the root and its children's depth-two searches scan indexed by side
+    X = rng.integers(0, 12, size=(n, 3)) * 0.5
+    y = (X[:, 0] + X[:, 1] > 5).astype(int) + (X[:, 2] > 4).astype(int)
+    noise = rng.random(n) < 0.3
+    y[noise] = rng.integers(0, 3, size=noise.sum())
+    ds = midpoints(X, y, rng.random(n) + 0.5)
+    con = solve_contree(ds, depth)
+    assert close(con.objective, solve_dp(ds, depth).objective)
+    assert con.status is Status.OPTIMAL and con.stats["depth_two_evaluations"] > 0
 
 
 def test_three_classes_weighted_depth_three(rng):
