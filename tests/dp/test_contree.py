@@ -109,7 +109,7 @@ def test_the_scan_indexed_by_side_searches_node_for_node_as_the_scan_written_out
     read INDEXED_SCAN_ROWS when they run, so with it at 0 every node is scanned indexed."""
     ds = midpoints(*data)
     interpreted = ContreeOptions(engine="interpreted")
-    space = _interpreted.kernels()["_contree"].best_stumps.__globals__
+    space = _interpreted.kernels()["_contree"].solve_subtree.__globals__  # the interpreted module's globals
     apart = ContreeSolver(ds, min_leaf=min_leaf, penalty=penalty, options=interpreted).solve(depth)
     with mock.patch.dict(space, INDEXED_SCAN_ROWS=0):
         indexed = ContreeSolver(ds, min_leaf=min_leaf, penalty=penalty, options=interpreted).solve(depth)
