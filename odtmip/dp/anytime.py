@@ -32,6 +32,11 @@ datasets at depths 4-6), a tree that is never worse than CART at the same depth 
   to 6,000 rows (fault: 427 -> 417 in 4.1 s instead of 0.8 s), and on four of them a 30 s search found nothing
   better. At depth 4 the pass would cost more than it saves: the search there mostly finishes within a second.
 
+Under a time limit CART's tree (its splits at every level) is grown first and the splits of the first tree are
+taken from it, so that a depth-two optimum cut short by the deadline falls back on a split already known, and the
+lookahead tree stops where the deadline cuts it: the time limit waits for none of CART's splits, which on 10^6 rows
+x 10 numeric columns take about 0.5 s each. CART's tree itself is the floor: a limit shorter than it is overrun.
+
 The objective adds up over the nodes, so replacing CART's bottom subtrees by optima and pruning only lowers it:
 with the same top splits, the first tree <= CART in errors + penalty x branch nodes, and the greedy tree is never
 worse than the first (the last pass only replaces subtrees by better ones). (CART breaks exact ties between splits
@@ -154,7 +159,8 @@ class Greedy(NamedTuple):
 
 
 def grow_greedy(y: np.ndarray, w: np.ndarray, n_classes: int, depth: int, min_leaf: int, penalty: float,
-                tol: float, split, route, terminal=None, lookahead: bool = True, candidates=None) -> Greedy:
+                tol: float, split, route, terminal=None, lookahead: bool = True, candidates=None,
+                deadline: float = math.inf) -> Greedy:
     """Greedy tree of depth <= ``depth`` (module docstring): the better (lexicographically on objective, branch
     nodes) of two trees, one splitting its top levels like CART, and, with ``terminal``, one splitting each
     top node like the optimal depth-two tree of its rows (a lookahead of two levels; CART's split where that
@@ -187,6 +193,9 @@ def grow_greedy(y: np.ndarray, w: np.ndarray, n_classes: int, depth: int, min_le
         ``candidates(rows, Y, counts)`` -> the splits ``(split, right)`` the last pass tries at remaining
         depth 3 (with ``terminal``, at depth >= 5), each leaving ``min_leaf`` rows on both sides; without it
         there is no last pass.
+    deadline : float, default=inf
+        The ``time.perf_counter()`` value at which ``terminal`` starts returning None. When finite, CART's tree is
+        grown first, so that what follows the deadline reuses its splits: the time limit does not wait for them.
     """
     onehot = np.zeros((len(y), n_classes))
     onehot[np.arange(len(y)), y] = w
@@ -198,27 +207,35 @@ def grow_greedy(y: np.ndarray, w: np.ndarray, n_classes: int, depth: int, min_le
         return Greedy((head, left.spec, right.spec), left.cost + right.cost + penalty, left.nodes + right.nodes + 1,
                       1 + max(left.depth, right.depth))
 
-    def grow(rows: np.ndarray, r: int, ahead: bool) -> Greedy:
+    carts: dict[tuple, object] = {}  # CART's split of each node of the first tree, by its path from the root
+
+    def grow(rows: np.ndarray, r: int, ahead: bool, path: tuple = (), plain: bool = False) -> Greedy:
+        # ``plain``: CART's splits at every level (no depth-two optima)
         counts = onehot[rows].sum(axis=0)
         label = int(np.argmax(counts))
         leaf = Greedy(label, float(counts.sum() - counts[label]), 0, 0)
         if r == 0 or len(rows) < 2 * min_leaf or leaf.cost == 0.0:
             return leaf
-        if r <= 2 and terminal is not None:
+        if r <= 2 and terminal is not None and not plain:
             found = terminal(rows, r)
             if found is not None:
                 return Greedy(*found, depth=min(found[2], r))
         found = None
         if ahead:
             two = terminal(rows, 2)
-            if two is not None and isinstance(two[0], tuple):
+            if two is None:  # out of time: the rest would be CART's splits again (the first tree has them), which
+                return leaf  # on 10^6 rows take seconds
+            if isinstance(two[0], tuple):
                 found = two[0][0], route(two[0][0], rows)
+        elif path not in carts:
+            carts[path] = split(rows, onehot[rows], counts)
         if found is None:
-            found = split(rows, onehot[rows], counts)
+            found = split(rows, onehot[rows], counts) if ahead else carts[path]
         if found is None:
             return leaf
         head, right = found
-        sub = joined(head, grow(rows[~right], r - 1, ahead), grow(rows[right], r - 1, ahead))
+        sub = joined(head, grow(rows[~right], r - 1, ahead, path + (0,), plain),
+                     grow(rows[right], r - 1, ahead, path + (1,), plain))
         return sub if sub.cost < leaf.cost - tol else leaf  # lexicographically better than the leaf (0 nodes)
 
     def measured(spec, rows: np.ndarray) -> Greedy:  # a spec's objective by routing the rows
@@ -264,7 +281,14 @@ def grow_greedy(y: np.ndarray, w: np.ndarray, n_classes: int, depth: int, min_le
         return joined(spec[0], deepen(spec[1], rows[~right], r - 1), deepen(spec[2], rows[right], r - 1))
 
     rows = np.arange(len(y))
-    best = grow(rows, depth, False)
+    if math.isfinite(deadline) and terminal is not None:
+        # CART's tree first, so that the deadline never waits for its splits (on 10^6 rows they take seconds): a
+        # depth-two optimum cut short by the deadline then falls back on splits already known
+        cart = grow(rows, depth, False, plain=True)
+        best = grow(rows, depth, False)
+        best = cart if better(cart, best) else best  # never so: the first tree has CART's top splits
+    else:
+        best = grow(rows, depth, False)
     if lookahead and terminal is not None and depth >= 3 and best.cost > tol:
         looked = grow(rows, depth, True)
         if better(looked, best):
@@ -275,7 +299,8 @@ def grow_greedy(y: np.ndarray, w: np.ndarray, n_classes: int, depth: int, min_le
 
 
 def greedy_tree(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, depth: int, min_leaf: int,
-                penalty: float, tol: float, terminal=None, lookahead: bool = True, last_pass: bool = True) -> Greedy:
+                penalty: float, tol: float, terminal=None, lookahead: bool = True, last_pass: bool = True,
+                deadline: float = math.inf) -> Greedy:
     """:func:`grow_greedy` on the 0/1 columns ``X`` (uint8 array (n, p), the DP's internal columns); a split is
     a column, the rows having it go right. ``last_pass``: at depth >= 5 the subtrees of remaining depth 3 become
     optimal depth-three trees (every column is a candidate)."""
@@ -294,7 +319,7 @@ def greedy_tree(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, dep
             yield int(f), Xr[:, f] == 1
 
     return grow_greedy(y, w, n_classes, depth, min_leaf, penalty, tol, split, route, terminal, lookahead,
-                       candidates if last_pass else None)
+                       candidates if last_pass else None, deadline)
 
 
 def best_thresholds(order: np.ndarray, ranks: np.ndarray, rows: np.ndarray, Y: np.ndarray, counts: np.ndarray,

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -68,6 +68,7 @@ from odtmip.dp._kernels._contree import (
     I_LEFT,
     I_RIGHT,
     I_TERMINAL,
+    N_PRUNED,
     P_INTERVAL,
     P_NEIGHBOURHOOD,
     P_SUBINTERVAL,
@@ -389,7 +390,8 @@ class ContreeSolver:
         rows = np.arange(n)
         best = None if greedy is None else (greedy.spec, greedy.cost)  # the best tree known outside the search
         first = best
-        self._totals, self._pruned, self._grows = np.zeros(kcommon.N_STATS, dtype=np.int64), 0, 0
+        self._totals, self._grows = np.zeros(kcommon.N_STATS, dtype=np.int64), 0
+        self._pruned = np.zeros(N_PRUNED, dtype=np.int64)
         self._dealt, self._thread_nodes, self._parallel_seconds = dealt, np.zeros(self.threads, dtype=np.int64), 0.0
         lb, end = 0.0, None  # the bound proven by the passes; the search that ended the solve
         passes = o.bound_passes and o.cache and o.upper_bound and can_stop(prm.deadline, prm.node_limit)
@@ -486,6 +488,10 @@ class ContreeSolver:
         With threads (``self._dealt``) they first share out the root's features (:meth:`_search_threads`); then one
         thread searches the root below ``ub``, which finds the subproblems in the cache, and stores it.
         """
+        if time.perf_counter() > prm.deadline:  # already past it (the greedy tree took the time): loading the rows
+            st = np.zeros(kcommon.N_STATS, dtype=np.int64)  # would cost more than the search's first node
+            st[kcommon.S_TIMEOUT] = 1
+            return math.inf, False, st, new_work(d, len(self.features.ranks), len(self._labels), self._K), False
         shown = (ub, None) if shown is None else shown
         left = prm.node_limit - int(self._totals[kcommon.S_NODES])
         prm = prm._replace(node_limit=left if nodes_cap is None else min(left, nodes_cap))
@@ -618,7 +624,7 @@ class ContreeSolver:
         st = np.zeros(kcommon.N_STATS, dtype=np.int64)  # one record: the clock is read however small each call is
 
         def terminal(rows: np.ndarray, r: int):
-            if st[kcommon.S_TIMEOUT]:
+            if st[kcommon.S_TIMEOUT] or time.perf_counter() > prm.deadline:
                 return None
             self._load(work, rows)
             value, exact = self._k.contree.solve_subtree(f.offsets, work, prm, self._cache, st, 0, len(rows), r,
@@ -630,7 +636,7 @@ class ContreeSolver:
 
         split, candidates = ordered_split(f.order, f.ranks, f.offsets, self.min_leaf)
         g = grow_greedy(self._labels, self._weights, self._K, d, self.min_leaf, self.penalty, self._tol, split,
-                        self._right, terminal, candidates=candidates)
+                        self._right, terminal, candidates=candidates, deadline=prm.deadline)
         stats["greedy_seconds"] = time.perf_counter() - t0
         if g.nodes == 0:
             return None
@@ -726,7 +732,8 @@ def solve_contree(dataset: Dataset, max_depth: int = 3, min_leaf: int = 1, penal
     penalty : float, default=0.0
         Cost per branch node, in units of (weighted) misclassifications.
     time_limit : float, optional
-        Seconds; at the limit the best tree found is returned with ``Status.TIME_LIMIT``.
+        Seconds for the whole call, sorting the rows by every feature included; at the limit the best tree found is
+        returned with ``Status.TIME_LIMIT``.
     options : ContreeOptions, optional
         Technique switches (none changes the optimum).
     max_gap : float, default=0.0
@@ -746,8 +753,13 @@ def solve_contree(dataset: Dataset, max_depth: int = 3, min_leaf: int = 1, penal
     >>> res.objective, res.tree.to_text().splitlines()[0]
     (1.0, '|--- x0 <= 0.15')
     """
+    t0 = time.perf_counter()
+    limit = check_time_limit(time_limit)
     solver = ContreeSolver(dataset, min_leaf=min_leaf, penalty=penalty, options=options, threads=threads)
-    return solver.solve(max_depth, time_limit, max_gap, memory_limit)
+    prep = time.perf_counter() - t0
+    # the search gets what sorting the rows left (a sliver when nothing: it then returns its first tree)
+    result = solver.solve(max_depth, None if limit is None else max(limit - prep, 1e-6), max_gap, memory_limit)
+    return replace(result, seconds=time.perf_counter() - t0, stats={**result.stats, "preprocess_seconds": prep})
 
 
 #: Largest binary matrix (rows x columns, one byte each) :func:`midpoint_columns` builds.

@@ -759,7 +759,7 @@ class DPSolver:
         # the last pass trades branch nodes for errors: not under a node limit the tree must meet
         binds = node_limit is not None and node_limit < (1 << depth) - 1
         g = greedy_tree(self._enc.X, self._data.labels, self._data.weights, self._K, depth, self.min_leaf,
-                        self.penalty, self._tol, terminal, last_pass=not binds)
+                        self.penalty, self._tol, terminal, last_pass=not binds, deadline=prm.deadline)
         stats["greedy_seconds"] = time.perf_counter() - t0
         if g.nodes == 0 or (node_limit is not None and g.nodes > node_limit):
             return None

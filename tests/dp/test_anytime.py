@@ -379,6 +379,38 @@ def test_past_the_deadline_the_greedy_trees_depth_two_calls_stop_however_small_e
     assert first <= 13 and answers[first:] == [None] * (40 - first)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_with_a_deadline_cart_comes_first_and_each_of_its_splits_is_computed_once(seed):
+    # A depth-two optimum cut short by the deadline falls back on CART's split of its node, and the lookahead tree
+    # stops. With a deadline CART's tree is grown first, so nothing after the deadline computes a split again (on
+    # 10^6 rows x 10 numeric columns each took about 0.5 s, and a 10 s limit ended at 15 s).
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, size=(300, 12)).astype(np.uint8)
+    y = (X[:, 0] & X[:, 1] | X[:, 2] ^ (rng.random(300) < 0.2)).astype(int)
+    w = rng.random(300) + 0.5
+    made = []
+
+    def split(rows, Y, counts):
+        made.append(len(rows))
+        f = anytime._cart_split(X[rows], Y, counts, 1)
+        return None if f < 0 else (f, X[rows, f] == 1)
+
+    def route(f, rows):
+        return X[rows, f] == 1
+
+    def out_of_time(rows, r):
+        return None
+
+    def grown(**kw):
+        made.clear()
+        g = anytime.grow_greedy(y, w, 2, 4, 1, 0.0, 0.0, split, route, **kw)
+        return g, len(made)
+
+    cart, cart_splits = grown()
+    late, late_splits = grown(terminal=out_of_time, deadline=0.0)
+    assert (late.spec, late.cost, late_splits) == (cart.spec, cart.cost, cart_splits)
+
+
 def test_bound_passes_run_only_where_a_limit_may_stop_the_search():
     # without a time limit the search runs to the optimum and nobody reads the passes' bounds: none run
     rng = np.random.default_rng(3)
