@@ -23,7 +23,7 @@ import numpy as np
 
 from odtmip.core.binarize import Binarizer, BinaryColumn, Group, whitespace_twins
 from odtmip.core.exceptions import DataError
-from odtmip.core.tables import is_frame, is_number_array, is_series, missing
+from odtmip.core.tables import column, is_frame, is_number_array, is_series, missing
 from odtmip.core.tree import MISSING, Split, Tree, _native
 
 if TYPE_CHECKING:
@@ -120,7 +120,7 @@ class Dataset:
 
     def column(self, c: int) -> np.ndarray:
         """Raw column ``c`` as a 1-D array."""
-        return self.raw.iloc[:, c].to_numpy() if is_frame(self.raw) else self.raw[:, c]
+        return column(self.raw, c)
 
     # ------------------------------------------------------------------ sizes
     @property

@@ -35,12 +35,15 @@ def is_number_array(a) -> bool:
     return isinstance(a, np.ndarray) and a.dtype.kind in NUMBER_KINDS
 
 
+def column(X, c: int) -> np.ndarray:
+    """Column ``c`` of a table ``X`` (DataFrame or 2-D array) as a 1-D array."""
+    return X.iloc[:, c].to_numpy() if is_frame(X) else X[:, c]
+
+
 def raw_columns(X) -> list[np.ndarray]:
-    """The columns of a table ``X`` (DataFrame or 2-D array) as 1-D arrays (the form :meth:`Split.goes_right
+    """The columns of a table ``X`` as 1-D arrays (the form :meth:`Split.goes_right
     <odtmip.core.tree.Split.goes_right>` takes)."""
-    if is_frame(X):
-        return [X.iloc[:, c].to_numpy() for c in range(X.shape[1])]
-    return [X[:, c] for c in range(X.shape[1])]
+    return [column(X, c) for c in range(X.shape[1])]
 
 
 def missing(x) -> np.ndarray:

@@ -134,7 +134,7 @@ from odtmip.core.binarize import BinaryColumn, midpoint_thresholds
 from odtmip.core.data import Dataset
 from odtmip.core.exceptions import DataError, OptionError
 from odtmip.core.options import BINOCT_OPTIONS, check_switches
-from odtmip.core.tables import as_floats
+from odtmip.core.tables import as_floats, raw_columns
 from odtmip.core.tree import Split, Tree, branch, leaf
 from odtmip.models import rates
 from odtmip.models.formulation import DPProblem, Formulation, merge_options
@@ -810,7 +810,7 @@ def warm_start_values(m, data: Dataset, tree: Tree) -> list | None:
     """
     bd: BinOCTData = m.bdata
     n_leaves = bd.n_leaves
-    raw = [data.column(c) for c in range(data.n_features)]
+    raw = raw_columns(data.raw)
     split_at: dict[int, tuple[int, int]] = {}
     leaf_rows: dict[int, np.ndarray] = {}
     leaf_label: dict[int, int] = {}

@@ -73,6 +73,7 @@ from odtmip.core.binarize import BinaryColumn
 from odtmip.core.data import Dataset
 from odtmip.core.exceptions import DataError, OptionError
 from odtmip.core.options import GUNLUK_OPTIONS, check_switches
+from odtmip.core.tables import raw_columns
 from odtmip.core.tree import Tree, branch, leaf
 from odtmip.models import rates
 from odtmip.models._highs import paused_gc
@@ -683,7 +684,7 @@ def warm_start_values(m, data: Dataset, tree: Tree) -> list | None:
     partial start by solving an LP.
     """
     gd, topo, options = m.gdata, m.topology, m.options
-    raw_cols = [data.column(c) for c in range(data.n_features)]
+    raw_cols = raw_columns(data.raw)
     emb = _Embedding()
 
     def trivial(k: int, all_left: bool) -> tuple[int, set[int]] | None:
