@@ -234,15 +234,18 @@ def ordered_features(dataset: Dataset) -> OrderedFeatures:
     return OrderedFeatures(R, np.array(offsets, dtype=np.int64), tests, n_splits, numeric, order)
 
 
-def work_memory_gib(depth: int, n_features: int, n_rows: int) -> float:
-    """GiB of ConTree's arrays for a search of depth ``depth`` before its cache: every level's rows sorted by every
-    feature with their ranks, labels and weights (24 bytes a row and feature), the per-level threshold search
-    (split positions, weights, records, queue: 96 bytes a row), the instance keys, and the features' ranks and
-    row orders (16 bytes a row and feature)."""
+def work_memory_gib(depth: int, n_features: int, n_rows: int, threads: int = 1, shared: bool = False) -> float:
+    """GiB of ConTree's arrays for a search of depth ``depth`` in ``threads`` threads before its cache: per thread
+    every level's rows sorted by every feature with their ranks, labels and weights (24 bytes a row and feature;
+    once if the threads ``shared`` them, at depth two, where each keeps a memo of 64 bytes a row), the per-level
+    threshold search (split positions, weights, records, queue: 96 bytes a row) and the instance keys; once the
+    features' ranks and row orders (16 bytes a row and feature)."""
     levels, features = max(depth, 1), max(n_features, 1)
     words = (n_rows + 63) // 64
-    size = 24 * (levels + 1) * features * n_rows + levels * (32 * n_rows + 32 * (2 * n_rows + 2))
-    size += 8 * (levels + 1) * words + n_rows + 16 * n_features * n_rows
+    sorted_rows = 24 * (levels + 1) * features * n_rows
+    scratch = levels * (32 * n_rows + 32 * (2 * n_rows + 2)) + 8 * (levels + 1) * words + n_rows
+    scratch += 64 * n_rows if shared else 0  # the memo of evaluated thresholds
+    size = (1 if shared else threads) * sorted_rows + threads * scratch + 16 * n_features * n_rows
     return size / 2**30
 
 
@@ -375,17 +378,21 @@ class ContreeSolver:
             self._reporter = progress.Reporter("contree", t0, minimise=True)
         d = depth if F > 0 else 0
         words = max(1, (n + 63) // 64)
-        # threads share the root's features at depth >= 3; at depth two the pass that stores the root costs as much as
-        # the search it follows (50 000 rows x 10 columns: 1.4 s in one thread, 2.4 s in two)
-        dealt = self.threads > 1 and not self._interpreted and d >= 3 and F >= 2
+        # threads share the root's features (at depth two without a gap, which one thread's replay cannot follow)
+        dealt = self.threads > 1 and not self._interpreted and F >= 2 and (d >= 3 or d == 2 and gap == 0.0)
         stats["threads"] = self.threads if dealt else 1
-        work_gib = work_memory_gib(d, F, n) * (self.threads if dealt else 1)
+        share = dealt and d == 2 and o.depth_two  # searches at depth two only read the root's sorted rows
+        work_gib = work_memory_gib(d, F, n, self.threads if dealt else 1, share)
         self._cache = kc.new_tables(words, *_table_sizes(words))
         cache_gib = kc.tables_gib(self._cache)
         if memory_limit is not None and work_gib + cache_gib > memory_limit:
             raise ResourceError(f"ConTree at depth {d} on {n:,} rows x {F} features would take about "
                                 f"{memory_text(work_gib + cache_gib)}, more than memory_limit = {memory_limit:g} GiB; "
                                 "use fewer rows or features, a smaller depth, or raise memory_limit")
+        self._shared_rows = None  # the root's sorted rows, which the threads share
+        if share:
+            self._shared_rows = new_work(d, F, n, self._K)
+            self._load(self._shared_rows, np.arange(n))
         greedy = self._greedy(prm, d, stats) if o.greedy and d >= 3 and F > 0 else None
         rows = np.arange(n)
         best = None if greedy is None else (greedy.spec, greedy.cost)  # the best tree known outside the search
@@ -393,6 +400,7 @@ class ContreeSolver:
         self._totals, self._grows = np.zeros(kcommon.N_STATS, dtype=np.int64), 0
         self._pruned = np.zeros(N_PRUNED, dtype=np.int64)
         self._dealt, self._thread_nodes, self._parallel_seconds = dealt, np.zeros(self.threads, dtype=np.int64), 0.0
+        self._last_pass_evaluations = 0  # depth-two evaluations of the passes after the threads (not in a memo)
         lb, end = 0.0, None  # the bound proven by the passes; the search that ended the solve
         passes = o.bound_passes and o.cache and o.upper_bound and can_stop(prm.deadline, prm.node_limit)
         if best is not None and gap == 0.0 and passes:
@@ -440,7 +448,8 @@ class ContreeSolver:
                      subinterval_prunes=int(self._pruned[P_SUBINTERVAL]),
                      cache_keys=int(self._cache.used[kc.U_KEYS]), cache_grows=self._grows)
         if self._parallel_seconds:  # the work of each thread where they shared out the root's features
-            stats.update(parallel_seconds=self._parallel_seconds, thread_nodes=self._thread_nodes.tolist())
+            stats.update(parallel_seconds=self._parallel_seconds, thread_nodes=self._thread_nodes.tolist(),
+                         last_pass_evaluations=self._last_pass_evaluations)
         if end[2][kcommon.S_TIMEOUT] or out_of_memory:
             spec, value = self._incumbent(work.incumbent, rows, d, best)
             limit = Status.MEMORY_LIMIT if out_of_memory else Status.TIME_LIMIT
@@ -461,6 +470,7 @@ class ContreeSolver:
                     spec, value = self._build(rows, d), again
         else:
             raise VerificationError("ConTree's root search returned no tree although the leaf is feasible")
+        self._shared_rows = None
         tree = self.dataset.new_tree(self._tree_spec(spec))
         verify_tree(self.dataset, tree, float(value), self.penalty, self.min_leaf, d, (1 << d) - 1)
         objective = float(self.dataset.misclassifications(tree) + self.penalty * tree.n_branch_nodes)
@@ -486,7 +496,9 @@ class ContreeSolver:
         (``ub``, None).
 
         With threads (``self._dealt``) they first share out the root's features (:meth:`_search_threads`); then one
-        thread searches the root below ``ub``, which finds the subproblems in the cache, and stores it.
+        thread searches the root below ``ub``, which finds the subproblems in the cache, and stores it. At depth two
+        the children are not cached: that thread searches only the feature one thread takes its tree from, as one
+        thread enters it (:meth:`_replayed`).
         """
         if time.perf_counter() > prm.deadline:  # already past it (the greedy tree took the time): loading the rows
             st = np.zeros(kcommon.N_STATS, dtype=np.int64)  # would cost more than the search's first node
@@ -502,7 +514,14 @@ class ContreeSolver:
         if out_of_memory or st[kcommon.S_TIMEOUT]:
             return shared
         prm = prm._replace(node_limit=max(1, prm.node_limit - int(st[kcommon.S_NODES])))
-        value, exact, last, final, out_of_memory = self._search_one(prm, d, ub, work_gib, memory_limit, shown)
+        features, memo = None, None
+        if d == 2:
+            *features, ub = self._replayed(work.root, ub)
+            if self._root_feature(work.incumbent) == features[0]:  # the thread that searched it: its evaluations
+                memo = work.memo
+        value, exact, last, final, out_of_memory = self._search_one(prm, d, ub, work_gib, memory_limit, shown,
+                                                                    features=features, memo=memo)
+        self._last_pass_evaluations += int(last[kcommon.S_DEPTH2])
         if last[kcommon.S_TIMEOUT]:  # the threads' best tree and bound stand where the last pass did not finish
             if work.incumbent[I_COST] < final.incumbent[I_COST] - self._tol:
                 final.incumbent[:] = work.incumbent
@@ -510,16 +529,24 @@ class ContreeSolver:
         return value, exact, st + last, final, out_of_memory
 
     def _search_one(self, prm: Switches, d: int, ub: float, work_gib: float, memory_limit: float | None,
-                    shown: tuple, root: np.ndarray | None = None):
+                    shown: tuple, root: np.ndarray | None = None, features: list | None = None,
+                    memo: np.ndarray | None = None):
         """:meth:`_search` in this thread; with ``root``, one thread's share of the root's features dealt out
-        through that shared record (:meth:`_search_threads` runs it in every thread)."""
+        through that shared record (:meth:`_search_threads` runs it in every thread); with ``features`` = [a, b],
+        the root on its features a .. b - 1 only, reading the evaluations a thread kept in ``memo``."""
         n, F = len(self._labels), len(self.features.ranks)
         out_of_memory = False
         while True:
-            work = new_work(d, F, n, self._K)
+            shared = self._shared_rows
+            work = new_work(d, F, n, self._K, shared, memo=root is not None and shared is not None)
             if root is not None:
                 work = work._replace(root=root)
-            self._load(work, np.arange(n))
+            if memo is not None:
+                work = work._replace(memo=memo)
+            if features is not None:
+                work.root[kc.ROOT_NEXT], work.root[kc.ROOT_END] = features
+            if self._shared_rows is None:
+                self._load(work, np.arange(n))
             st = np.zeros(kcommon.N_STATS, dtype=np.int64)
             if root is None:
                 self._cache.used[kc.U_STOP] = 0
@@ -551,19 +578,39 @@ class ContreeSolver:
         self._grows += 1
         return True
 
+    def _replayed(self, root: np.ndarray, ub: float) -> tuple[int, int, float]:
+        """The root's feature range and bound of the one-thread search that returns one thread's tree at depth two,
+        from each feature's best root tree the threads recorded in ``root``
+        (:func:`~odtmip.dp._kernels._contree._share_root`). One thread takes a feature's tree when it costs less than
+        the best before it, and each feature's search below the best before it or lower finds that tree's cost. So
+        its tree is on the last feature f that lowers the best, and it enters f with the best before f: returns
+        ``(f, f + 1, min(ub, that best))``, or ``(0, 0, ub)`` when no feature lowers the leaf's cost."""
+        F = len(self.features.ranks)
+        best, before, first = math.inf, math.inf, -1
+        for f, cost in enumerate(root[kc.N_ROOT:kc.N_ROOT + F]):
+            if cost < best - self._tol:
+                before, best, first = best, cost, f
+        return (first, first + 1, min(ub, before)) if first >= 0 else (0, 0, ub)
+
+    def _root_feature(self, inc: np.ndarray) -> int:
+        """The root feature of an incumbent (-1: none)."""
+        return self.features.decode(int(inc[I_CODE]))[0] if math.isfinite(inc[I_COST]) else -1
+
     def _search_threads(self, prm: Switches, d: int, ub: float, work_gib: float, memory_limit: float | None,
                         shown: tuple):
         """The root's features shared out among ``self.threads`` threads (``solve_subtree`` releases the GIL), each
         with its own scratch, one cache shared under its lock, the best root tree shared; each stops at the deadline
         and at its share of ``prm.node_limit``, and one that fills the cache stops them all. Returns what
-        :meth:`_search_one` returns for the root as they left it (not stored): the best of their trees, their
-        statistics summed, the scratch of the thread that found that tree, with the least of their bounds."""
-        T = self.threads
+        :meth:`_search_one` returns for the root as they left it (not stored): the best of their trees (on the lowest
+        root feature among equals), their statistics summed, the scratch of the thread that found that tree, with the
+        least of their bounds."""
+        T, F = self.threads, len(self.features.ranks)
         each = prm._replace(node_limit=-(-prm.node_limit // T))  # each thread's share of the search nodes
         with kc.shared_by_threads(self._cache):
             while True:
                 self._cache.used[kc.U_STOP] = 0
-                root = kcontree.new_root(True)
+                root = kcontree.new_root(True, F)
+                root[kc.N_ROOT:] = math.inf  # each feature's best root tree (none yet)
                 found, seconds = in_threads(
                     T, lambda t, rt=root: self._search_one(each if t == 0 else each._replace(report_every=math.inf), d,
                                                            ub, work_gib, memory_limit, shown, rt),
@@ -581,10 +628,11 @@ class ContreeSolver:
                     return math.inf, False, st, found[0][3], True
         if any(s[kcommon.S_NODES] > each.node_limit for s in sts):
             st[kcommon.S_NODES] = max(int(st[kcommon.S_NODES]), prm.node_limit + 1)  # a thread stopped at its share
-        best = min(range(T), key=lambda t: (float(found[t][3].incumbent[I_COST]), t))
+        incumbents = [r[3].incumbent for r in found]
+        best = min(range(T), key=lambda t: (float(incumbents[t][I_COST]), self._root_feature(incumbents[t])))
         work = found[best][3]
         bound = min(float(r[3].incumbent[I_BOUND]) for r in found)
-        if root[kc.ROOT_NEXT] < len(self.features.ranks):  # features no thread took cost at least the penalty
+        if root[kc.ROOT_NEXT] < F:  # features no thread took cost at least the penalty
             bound = min(bound, max(prm.penalty - prm.tol, 0.0))
         work.incumbent[I_BOUND] = max(0.0, min(bound, float(root[kc.ROOT_COST])))
         exact = [r for r in found if r[1]]
@@ -743,8 +791,9 @@ def solve_contree(dataset: Dataset, max_depth: int = 3, min_leaf: int = 1, penal
         GiB: larger arrays are refused with a :class:`~odtmip.core.exceptions.ResourceError`; a cache that would
         outgrow it stops the search with ``Status.MEMORY_LIMIT`` and the best tree found. None: no guard.
     threads : int or None, default=None
-        Search threads (None: the cores this process may use): at depth >= 3 the root's features are shared out
-        among them, each with its own copy of the sorted rows (the memory guard counts them all).
+        Search threads (None: the cores this process may use): from depth 2 (with ``max_gap`` > 0 from depth 3) the
+        root's features are shared out among them, each with its own copy of the sorted rows below depth 2 (the
+        memory guard counts them all); the tree is the one a single thread returns.
 
     Examples
     --------

@@ -293,7 +293,7 @@ def test_memory_limit_refuses_arrays_and_stops_a_growing_cache(monkeypatch, thre
         solve_contree(ds, 3, memory_limit=1e-4, threads=threads)
     optimum = solve_contree(ds, 3).objective
     monkeypatch.setattr(contree, "_table_sizes", lambda words: (4, 8))  # a cache that must grow at once
-    arrays = contree.work_memory_gib(3, 3, 200) * threads  # each thread's scratch
+    arrays = contree.work_memory_gib(3, 3, 200, threads)  # each thread's scratch
     # the compiled kernels: first in a new environment the interpreter searches, in one thread with one scratch
     compiled = ContreeOptions(engine="compiled")
     grown = solve_contree(ds, 3, memory_limit=arrays + 0.001, threads=threads, options=compiled)  # room to grow

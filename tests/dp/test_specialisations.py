@@ -68,6 +68,7 @@ def dp_solves():
 def contree_solves():
     for ds in numeric:
         solve_contree(ds, 3)
+        solve_contree(ds, 2, threads=2)
         solve_contree(ds, 2, min_leaf=3, penalty=0.01)
         solve_contree(ds, 4, time_limit=1e-3)
         solve_contree(ds, 3, options=ContreeOptions(depth_two=False, cache=False))

@@ -212,8 +212,27 @@ def numeric_data(draw):
 def test_contree_in_two_threads_returns_the_tree_of_one(ds, depth, penalty, min_leaf):
     one = _contree(ds, 1, depth, penalty=penalty, min_leaf=min_leaf)
     two = _contree(ds, 2, depth, penalty=penalty, min_leaf=min_leaf)
-    assert one.stats["threads"] == 1 and two.stats["threads"] == (2 if depth >= 3 else 1)  # depth two: one thread
+    assert one.stats["threads"] == 1 and two.stats["threads"] == (2 if two.stats["features"] >= 2 else 1)
     assert (one.status, one.objective, one.bound, one.tree) == (two.status, two.objective, two.bound, two.tree)
+
+
+@pytest.mark.parametrize("seed", [0, 3, 5])
+def test_contree_at_depth_two_in_two_threads_replays_the_tree_of_one_from_their_evaluations(monkeypatch, seed):
+    # the optimum's feature is not the first one: one thread enters it with the first feature's tree, the thread that
+    # searched it with none, and the last pass replays one thread's search of it, reading that thread's evaluations
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(3000, 6)).round(2)
+    y = (X[:, 0] + 0.5 * X[:, 1] ** 2 - 0.7 * X[:, 2] + rng.normal(size=3000) > 0.3).astype(int)
+    ds = Dataset(X, y)
+    replayed = []
+    real = contree.ContreeSolver._replayed
+    monkeypatch.setattr(contree.ContreeSolver, "_replayed", lambda self, *a: replayed.append(real(self, *a)) or
+                        replayed[-1])
+    one, two = _contree(ds, 1, 2), _contree(ds, 2, 2)
+    assert two.stats["threads"] == 2 and one.status is two.status is Status.OPTIMAL
+    assert (one.objective, one.tree) == (two.objective, two.tree)
+    assert [r[:2] for r in replayed] == [(1, 2)]
+    assert two.stats["last_pass_evaluations"] < one.stats["depth_two_evaluations"] / 4
 
 
 def test_contree_threads_fill_and_grow_one_shared_cache(monkeypatch):
@@ -227,7 +246,7 @@ def test_contree_threads_fill_and_grow_one_shared_cache(monkeypatch):
     assert (one.objective, one.tree) == (two.objective, two.tree)
 
 
-@pytest.mark.parametrize("depth", [3, 4])
+@pytest.mark.parametrize("depth", [2, 3, 4])
 def test_a_contree_search_stopped_anywhere_in_two_threads_keeps_the_anytime_guarantees(depth):
     rng = np.random.default_rng(12)
     X = rng.integers(0, 10, size=(120, 4)).astype(float)

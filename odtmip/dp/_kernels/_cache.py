@@ -110,8 +110,10 @@ ROOT_NEXT = 1  # the next root feature to take
 ROOT_COST = 2  # the best root tree of all threads: objective (inf: none yet)
 ROOT_NODES = 3  # its branch nodes
 ROOT_FEATURE = 4  # its root feature
-N_ROOT = 5
-# A root record the DP's threads share (``new_root(True, features)``) holds after these one state per root feature:
+ROOT_END = 5  # a root ConTree searches in one thread: its features ROOT_NEXT .. ROOT_END - 1 only (0 .. inf: all)
+N_ROOT = 6
+# After these fields a root record of ``features`` slots (``new_root(True, features)``) holds one per root feature:
+# the DP's threads keep the state of each feature there, ConTree's the cost of each feature's best root tree.
 WORK_FREE = 0  # not taken yet, or searched to the end
 WORK_ONE = 1  # one thread searches it
 WORK_HELPED = 2  # one thread searches it and another helps (:func:`take_root_feature`)
@@ -130,10 +132,10 @@ def shared_by_threads(cache: Cache) -> Iterator[None]:
 
 
 def new_root(dealt: bool, features: int = 0) -> np.ndarray:
-    """A root record: its features dealt out to threads (``dealt``) or all searched by one; with the state of each of
-    its ``features`` when threads help each other (:func:`take_root_feature`)."""
+    """A root record: its features dealt out to threads (``dealt``) or all searched by one; with a slot for each of
+    its ``features`` (the DP's threads: its state, :func:`take_root_feature`; ConTree's: its best root tree)."""
     root = np.zeros(N_ROOT + features)
-    root[ROOT_DEALT], root[ROOT_COST], root[ROOT_FEATURE] = float(dealt), INF, -1.0
+    root[ROOT_DEALT], root[ROOT_COST], root[ROOT_FEATURE], root[ROOT_END] = float(dealt), INF, -1.0, INF
     return root
 
 

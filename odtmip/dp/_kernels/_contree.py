@@ -52,9 +52,12 @@ from odtmip.dp._kernels._cache import (
     E_FEATURE,
     E_TERMINAL,
     EF_COST,
+    N_ROOT,
     ROOT_COST,
     ROOT_DEALT,
+    ROOT_END,
     ROOT_FEATURE,
+    ROOT_NEXT,
     find_optimal,
     key_index,
     lock,
@@ -139,20 +142,26 @@ class Work(NamedTuple):
     scan: np.ndarray  # float64 (2, K+2): the same, left of the scanned threshold
     incumbent: np.ndarray  # float64 (N_INCUMBENT,): root incumbent, fields I_*
     pruned: np.ndarray  # int64 (N_PRUNED,): pruning counters
-    root: np.ndarray  # float64 (N_ROOT,): the root's features dealt out to threads (one array shared by them)
+    root: np.ndarray  # float64 (N_ROOT [+ F],): the root record (one array shared by the threads; _cache.new_root)
+    memo: np.ndarray  # float64 (2, n or 0, 4): a depth-two root's evaluated thresholds (lval, rval, lcode, rcode)
 
 
-def new_work(depth: int, n_features: int, n_rows: int, n_classes: int) -> Work:
-    """Scratch arrays for a search of depth ``depth`` (at least 1)."""
+def new_work(depth: int, n_features: int, n_rows: int, n_classes: int, sorted_rows: Work | None = None,
+             memo: bool = False) -> Work:
+    """Scratch arrays for a search of depth ``depth`` (at least 1); with the sorted rows of ``sorted_rows``
+    (``rows``, ``vals``, ``labs``, ``wts``: searches that only read them share them); with a ``memo`` of a
+    depth-two root's threshold evaluations (:func:`solve_subtree`)."""
     levels = max(depth, 1)
     inc = np.full(N_INCUMBENT, -1.0)
     inc[I_COST] = np.inf
     inc[I_BOUND] = 0.0
+    shape = (levels + 1, max(n_features, 1), n_rows)
+    s = sorted_rows
     return Work(
-        rows=np.zeros((levels + 1, max(n_features, 1), n_rows), dtype=np.int64),
-        vals=np.zeros((levels + 1, max(n_features, 1), n_rows), dtype=np.int32),
-        labs=np.zeros((levels + 1, max(n_features, 1), n_rows), dtype=np.int32),
-        wts=np.zeros((levels + 1, max(n_features, 1), n_rows)),
+        rows=np.zeros(shape, dtype=np.int64) if s is None else s.rows,
+        vals=np.zeros(shape, dtype=np.int32) if s is None else s.vals,
+        labs=np.zeros(shape, dtype=np.int32) if s is None else s.labs,
+        wts=np.zeros(shape) if s is None else s.wts,
         side=np.zeros(n_rows, dtype=np.uint8),
         pos=np.zeros((levels, n_rows), dtype=np.int64),
         cw=np.zeros((levels, n_rows), dtype=np.float64),
@@ -164,6 +173,7 @@ def new_work(depth: int, n_features: int, n_rows: int, n_classes: int) -> Work:
         incumbent=inc,
         pruned=np.zeros(N_PRUNED, dtype=np.int64),
         root=new_root(False),
+        memo=np.empty((2, n_rows if memo else 0, 4)),
     )
 
 
@@ -426,7 +436,10 @@ def _shared_bound(cache, root, f):
 
 @njit(cache=NUMBA_CACHE, **INTERNAL)
 def _share_root(cache, root, c, f, tol):
-    """Offer the root tree of cost ``c`` on feature ``f`` to the other threads (better, or as good on a lower f)."""
+    """Offer the root tree of cost ``c`` on feature ``f`` to the other threads (better, or as good on a lower f), and
+    record it as f's best root tree: the record holds after its fields the cost of each feature's best root tree
+    (inf: none below the bound). One thread searches f, so that needs no lock."""
+    root[N_ROOT + f] = c
     lock(cache)
     if c < root[ROOT_COST] - tol or (c <= root[ROOT_COST] + tol and f < root[ROOT_FEATURE]):
         root[ROOT_COST], root[ROOT_FEATURE] = c, f
@@ -445,8 +458,9 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
 
     Threads: at a root dealt out to threads (``work.root``, as in :func:`~odtmip.dp._kernels._search.solve_node`) each
     thread, with its own ``work`` and the shared cache, takes the next feature no thread has taken, searches it below
-    the best root tree of all threads too (:func:`_shared_bound`), and returns the best of its features without
-    storing the root; the solver then searches the root in one thread.
+    the best root tree of all threads too (:func:`_shared_bound`), records each feature's best root tree there, and
+    returns the best of its features without storing the root; the solver then searches the root in one thread, at
+    depth two on one feature (``ROOT_NEXT`` .. ``ROOT_END`` - 1 of the record, which a root outside threads reads).
     """
     K = prm.n_classes
     tol, pen, min_rows = prm.tol, prm.penalty, prm.min_rows
@@ -489,11 +503,20 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
         slack = prm.gap if root else 0.0
         stopped = False
         dealt = root and work.root[ROOT_DEALT] != 0.0
-        f = np.int64(-1)
+        f, end = np.int64(-1), offsets.shape[0]
+        part = root and not dealt and work.root[ROOT_END] < INF  # a root searched on the record's features only
+        if part:
+            f, end = np.int64(work.root[ROOT_NEXT]) - 1, min(end, np.int64(work.root[ROOT_END]))
+        # a depth-two root shared out to threads: each keeps its threshold evaluations of the feature it searches
+        # (memo[1]) and of the feature of its best tree (memo[0]); one thread's search of that feature then reads
+        # memo[0] (a replay: Python's ContreeSolver._replayed)
+        memo = work.memo
+        memoize = dealt and memo.shape[1] > 0
+        replay = part and memo.shape[1] > 0
         sh = INF  # the best root tree of the other threads, where it binds feature f
         while True:
             f = next_feature(cache, work.root, dealt, f)
-            if f >= offsets.shape[0] or best <= tol:
+            if f >= end or best <= tol:
                 break
             # split positions of f: between consecutive distinct ranks, both sides >= min_rows
             rf, vf, wf = rows[level, f], vals[level, f], wts[level, f]
@@ -507,6 +530,9 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
                 acc += wf[i]
             if npos == 0:
                 continue
+            improved = False  # a tree on f became this search's best
+            if memoize:
+                memo[1, :npos, 0] = -1.0  # none evaluated yet
             head, tail = 0, 1
             queue[0, 0], queue[0, 1], queue[0, 2], queue[0, 3] = 0, npos - 1, -1, -1
             zero_left, zero_right = np.int64(-1), npos  # zero rules: prune j < zero_left and j > zero_right
@@ -541,17 +567,24 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
                 if check_clock(st, prm) or st[S_FULL]:
                     stopped = True
                     break
-                mark_sides(rf, m, p, side)
                 lexact, rexact = True, True
                 lcode, rcode = np.int64(-1), np.int64(-1)
                 if d == 2 and prm.depth_two:  # Alg. 2: both depth-one children at once
-                    st[S_DEPTH2] += 1
-                    side_counts(rf, labs[level, f], wf, m, side, K, counts)
-                    lval, lcode, rval, rcode = best_stumps(offsets, work, prm, st, level, m)
-                    if st[S_TIMEOUT]:
-                        stopped = True
-                        break
+                    if replay and memo[0, k, 0] >= 0.0:  # evaluated by the thread that searched f
+                        lval, rval, lcode, rcode = memo[0, k, 0], memo[0, k, 1], np.int64(memo[0, k, 2]), \
+                            np.int64(memo[0, k, 3])
+                    else:
+                        st[S_DEPTH2] += 1
+                        mark_sides(rf, m, p, side)
+                        side_counts(rf, labs[level, f], wf, m, side, K, counts)
+                        lval, lcode, rval, rcode = best_stumps(offsets, work, prm, st, level, m)
+                        if st[S_TIMEOUT]:
+                            stopped = True
+                            break
+                        if memoize:
+                            memo[1, k, 0], memo[1, k, 1], memo[1, k, 2], memo[1, k, 3] = lval, rval, lcode, rcode
                 else:
+                    mark_sides(rf, m, p, side)
                     # the larger child first, under B - penalty; the smaller under the hybrid bound
                     first = 0 if 2 * p >= m else 1
                     child = np.zeros(2)
@@ -581,7 +614,7 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
                     lexact, rexact = exact[0], exact[1]
                 value = lval + rval + pen
                 if lexact and rexact and value < best - tol:
-                    best = value
+                    best, improved = value, True
                     code = offsets[f] + vf[p - 1]
                     if d == 2 and prm.depth_two:
                         left_code, right_code, terminal = lcode, rcode, 1
@@ -618,12 +651,14 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
                 if a <= l1:
                     queue[tail, 0], queue[tail, 1], queue[tail, 2], queue[tail, 3] = a, l1, u, k
                     tail += 1
+            if memoize and improved:  # the evaluations of the feature of this thread's best tree
+                memo[0, :npos] = memo[1, :npos]
             if stopped:
                 break  # in feature f: the features after it are not searched
         if stopped:
             if root:
                 # dealt: the features this thread did not take are other threads' (the solver bounds any left)
-                last = dealt or f == offsets.shape[0] - 1
+                last = dealt or not part and f == end - 1
                 work.incumbent[I_BOUND] = stopped_bound(queue, head - 1, tail, rec, min(best, ub, sh), last, slack,
                                                           prm)
             return best, False
