@@ -80,7 +80,6 @@ from odtmip.dp.anytime import (
     ENDED,
     PROVED,
     Greedy,
-    best_thresholds,
     can_stop,
     grow_greedy,
     ordered_split,
@@ -306,13 +305,13 @@ class ContreeSolver:
         self._weights = np.ascontiguousarray(dataset.weights, dtype=np.float64)
         self._K = dataset.n_classes
         self._interpreted = _interpreted.choose(self.options.engine, warm_up, kcontree.solve_subtree,
-                                                kcontree.cached_split)
+                                                kcontree.cached_split, kcontree.cart_thresholds)
         self._k = _interpreted.modules(self._interpreted)  # the kernel modules it runs
         if self.options.sort_features and len(self.features.ranks) > 1:
             Y = np.zeros((len(self._labels), self._K))
             Y[np.arange(len(self._labels)), self._labels] = self._weights
-            gini, _ = best_thresholds(self.features.order, self.features.ranks, np.arange(len(self._labels)), Y,
-                                      Y.sum(axis=0), 1)
+            gini, _ = self._k.contree.cart_thresholds(self.features.order, self.features.ranks,
+                                                      np.arange(len(self._labels)), Y, Y.sum(axis=0), 1)
             self.features = self.features.reordered(np.argsort(-gini, kind="stable"))
         self._tol = tie_tolerance(self._weights, self.penalty, self._K)
         self._node_limit = kcommon.NO_NODE_LIMIT  # stop as at the deadline after this many search nodes (tests)
@@ -682,7 +681,8 @@ class ContreeSolver:
             spec = self._build(rows, r)
             return spec, value, _branch_nodes(spec)
 
-        split, candidates = ordered_split(f.order, f.ranks, f.offsets, self.min_leaf)
+        split, candidates = ordered_split(f.order, f.ranks, f.offsets, self.min_leaf,
+                                          self._k.contree.cart_thresholds)
         g = grow_greedy(self._labels, self._weights, self._K, d, self.min_leaf, self.penalty, self._tol, split,
                         self._right, terminal, candidates=candidates, deadline=prm.deadline)
         stats["greedy_seconds"] = time.perf_counter() - t0

@@ -709,3 +709,26 @@ def test_the_interpreted_front_keeps_the_compiled_trees_of_equal_points_and_an_e
     f, g = (solve_pareto(empty, 4, min_sensitivity=0.95, options=ParetoOptions(engine=engine, lookahead=False))
             for engine in ("compiled", "interpreted"))
     assert (f.status, f.objective, f.tree.to_text()) == (g.status, g.objective, g.tree.to_text())
+
+
+@settings(max_examples=150, **SETTINGS)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 60), st.integers(1, 4), st.integers(2, 4), st.integers(1, 4),
+       st.booleans(), st.booleans())
+def test_the_interpreters_numpy_form_of_carts_thresholds_gives_the_compiled_arrays(seed, n, p, K, min_leaf, real,
+                                                                                    subset):
+    # CART's best threshold of each ordered feature (the greedy tree's splits and ConTree's feature order): the same
+    # running sums in the same order, so the same floats, ties to the lowest threshold and to -inf alike
+    from odtmip.dp._kernels import _contree
+
+    rng = np.random.default_rng(seed)
+    ranks = rng.integers(0, rng.integers(1, 6), size=(p, n))  # many ties, some constant features
+    order = np.argsort(ranks, axis=1, kind="stable")
+    rows = np.sort(rng.choice(n, size=rng.integers(1, n + 1), replace=False)) if subset else np.arange(n)
+    weights = rng.random(len(rows)) + 0.5 if real else np.ones(len(rows))
+    Y = np.zeros((len(rows), K))
+    Y[np.arange(len(rows)), rng.integers(0, K, size=len(rows))] = weights
+    args = (order, ranks, rows, Y, Y.sum(axis=0), min_leaf)
+    spaces = interp.kernels()["_contree"]
+    assert vars(spaces)["cart_thresholds"] is spaces._cart_thresholds_numpy
+    (p1, r1), (p2, r2) = _contree.cart_thresholds(*args), spaces._cart_thresholds_numpy(*args)
+    assert p1.tolist() == p2.tolist() and r1.tolist() == r2.tolist()

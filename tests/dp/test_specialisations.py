@@ -188,7 +188,7 @@ def test_internal_kernels_are_never_called_from_python():
     assert forms == {"_compact_numpy", "_pairs_binary_numpy", "_hash_key_ints", "_depth_two_front_numpy",
                      "_subtract_numpy", "_allowed_numpy", "_infeasible_merge_numpy", "_maximal_numpy",
                      "_class_weights_numpy", "_removed_weights_numpy", "_class_counts_bits", "_weight_minus_bits",
-                     "_masked_weight_bits"}
+                     "_masked_weight_bits", "_cart_thresholds_numpy"}
     called = set()
 
     def visit(node, in_kernel):

@@ -470,6 +470,22 @@ def hash_key(key):
     return h
 
 
+def gini_proxy(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """sum_c a_c^2 / w_a + sum_c b_c^2 / w_b per row of the class weights ``a``, ``b`` of two sides (a side of
+    no weight adds 0): the larger, the larger CART's Gini decrease ([CART] §4.3; numpy, never compiled: the greedy
+    trees' splits, :mod:`odtmip.dp.anytime`). The sums over classes run class by class, each a vector operation over
+    the rows (a sum along the short class axis is several times slower)."""
+    w_a, w_b = a[:, 0].copy(), b[:, 0].copy()
+    s_a, s_b = a[:, 0] ** 2, b[:, 0] ** 2
+    for c in range(1, a.shape[1]):
+        w_a += a[:, c]
+        w_b += b[:, c]
+        s_a += a[:, c] ** 2
+        s_b += b[:, c] ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(w_a > 0, s_a / w_a, 0.0) + np.where(w_b > 0, s_b / w_b, 0.0)
+
+
 # ---- the interpreter's forms (:func:`odtmip.dp._kernels._interpreted.kernels`; never compiled) ---------------
 #: The kernels the interpreter runs in another form, by name: the cache's hash in Python's integers (a uint64 numpy
 #: scalar operation costs as much as a hundred of them), the same 64-bit value; with unit weights, the class counts

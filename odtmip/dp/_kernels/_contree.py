@@ -79,6 +79,7 @@ from odtmip.dp._kernels._common import (
     S_FULL,
     S_TIMEOUT,
     check_clock,
+    gini_proxy,
     leaf_cost,
     past_deadline,
 )
@@ -687,3 +688,78 @@ def cached_split(cache, key, d):
         return np.int64(-1), np.int64(-1), np.int64(-1), np.int64(-1)
     ei = cache.ints[e]
     return ei[E_FEATURE], ei[E_FEAT_LEFT], ei[E_FEAT_RIGHT], ei[E_TERMINAL]
+
+
+# ---- CART's split of ordered features (the greedy tree's top levels, odtmip.dp.anytime.ordered_split) -------------
+@njit(cache=NUMBA_CACHE)
+def cart_thresholds(order, ranks, rows, Y, counts, min_leaf):
+    """CART's best threshold of each ordered feature ([ConTree] Eq. 1) on ``rows``: ``order[f]`` lists all rows by
+    their rank ``ranks[f]`` on feature f, ``Y`` holds the class weights of ``rows`` (one-hot times weight, one row
+    each) and ``counts`` their sum.
+
+    Returns per feature the largest Gini proxy (:func:`~odtmip.dp._kernels._common.gini_proxy`; -inf when no
+    threshold leaves ``min_leaf`` rows on both sides) and the rank r of its threshold (rows of rank > r go right). The
+    rows of the node, in f-order, give every threshold's left class weights as a running sum; a threshold lies between
+    consecutive distinct ranks; ties go to the lowest threshold. One pass over ``order[f]`` per feature; the
+    interpreter runs :func:`_cart_thresholds_numpy`, the same sums in the same order.
+    """
+    F, n = order.shape
+    m, K = rows.shape[0], Y.shape[1]
+    where = np.full(n, -1)
+    where[rows] = np.arange(m)
+    proxy, rank = np.full(F, -np.inf), np.full(F, -1)
+    left = np.zeros(K)
+    for f in range(F):
+        left[:] = 0.0
+        i, last = 0, -1  # rows of the node seen, the rank of the last one
+        for j in range(n):
+            r = order[f, j]
+            q = where[r]
+            if q < 0:
+                continue
+            v = ranks[f, r]
+            if i > 0 and v != last and i >= min_leaf and m - i >= min_leaf:
+                # gini_proxy of the first i rows against the rest, class by class as there
+                w_a, s_a = left[0], left[0] ** 2
+                b = counts[0] - left[0]
+                w_b, s_b = b, b ** 2
+                for c in range(1, K):
+                    b = counts[c] - left[c]
+                    w_a += left[c]
+                    w_b += b
+                    s_a += left[c] ** 2
+                    s_b += b ** 2
+                p = (s_a / w_a if w_a > 0 else 0.0) + (s_b / w_b if w_b > 0 else 0.0)
+                if p > proxy[f]:
+                    proxy[f], rank[f] = p, last
+            for c in range(K):
+                left[c] += Y[q, c]
+            i += 1
+            last = v
+    return proxy, rank
+
+
+#: The kernels the interpreter runs in another form (:func:`odtmip.dp._kernels._interpreted.kernels`).
+INTERPRETED_FORMS = {"cart_thresholds": "_cart_thresholds_numpy"}
+
+
+def _cart_thresholds_numpy(order, ranks, rows, Y, counts, min_leaf):
+    """:func:`cart_thresholds` in numpy's vector operations (never compiled)."""
+    F, n = order.shape
+    m = len(rows)
+    where = np.full(n, -1)
+    where[rows] = np.arange(m)
+    every = m == n and bool((where == np.arange(n)).all())  # all the rows, in order: no row to leave out or map
+    proxy, rank = np.full(F, -np.inf), np.full(F, -1)
+    left_rows = np.arange(1, m)
+    for f in range(F):
+        o = order[f] if every else order[f][where[order[f]] >= 0]
+        v = ranks[f, o]
+        left = np.cumsum(Y[o if every else where[o]], axis=0)[:-1]  # class weights of the first i rows, i = 1..m-1
+        ok = (v[1:] != v[:-1]) & (left_rows >= min_leaf) & (m - left_rows >= min_leaf)
+        if ok.any():
+            p = gini_proxy(left, counts[None, :] - left)
+            p[~ok] = -np.inf
+            k = int(np.argmax(p))
+            proxy[f], rank[f] = p[k], v[k]
+    return proxy, rank
