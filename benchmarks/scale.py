@@ -18,7 +18,8 @@ file that every run reads. Every run (solver, rows, depth) is a fresh subprocess
 
 Per run the table gives the solve call's seconds (``solve s``: the data in memory, kernels loaded), the whole
 process's seconds (interpreter, imports, reading the file, the solve; ``proc s``) and its peak resident memory
-(``ru_maxrss``, MB), the training errors, and the ratios of odtmip (one thread) to pycontree. A size whose arrays
+(``ru_maxrss``, MB), the training errors, the ratios of odtmip (one thread) to pycontree, and odtmip's speed-up
+from all threads (one thread's solve seconds over theirs). A size whose arrays
 would exceed odtmip's memory guard (``--memory-limit``, GiB, default half of physical memory) is refused before
 anything large is allocated, with the estimate (``refused``), never a crash. ``--plot FILE`` draws the whole-process
 seconds against the rows on log-log axes (matplotlib). It never asserts on time.
@@ -151,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     print("-" * len(header))
     results: dict = {}
     ratios: list[dict] = []  # odtmip-1 / pycontree per (rows, depth)
+    speedups: list[float] = []  # odtmip-1 / odtmip-N (solve seconds) per (rows, depth)
     with tempfile.TemporaryDirectory(prefix="odtmip-scale-") as tmp:
         for rows in args.rows:
             path = generate(rows, args.columns, Path(tmp))
@@ -170,6 +172,10 @@ def main(argv: list[str] | None = None) -> int:
                           f"{os.getloadavg()[0]:>6.2f}", flush=True)
                 ours, theirs = results.get(("odtmip-1", depth), {}).get(rows), results.get(("pycontree", depth),
                                                                                           {}).get(rows)
+                every = results.get(("odtmip-N", depth), {}).get(rows)
+                if ours and every and "seconds" in ours and "seconds" in every:
+                    speedups.append(ours["seconds"] / every["seconds"])
+                    print(f"{'':>17}odtmip-1 / odtmip-N: solve {speedups[-1]:.2f}", flush=True)
                 if ours and theirs and "seconds" in ours and "seconds" in theirs:
                     ratio = {"solve": ours["seconds"] / theirs["seconds"],
                              "whole process": ours["process_seconds"] / theirs["process_seconds"],
@@ -181,6 +187,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nodtmip-1 / pycontree over {len(ratios)} runs: " + "; ".join(
             f"{k} median {statistics.median(r[k] for r in ratios):.2f}, worst {max(r[k] for r in ratios):.2f}"
             for k in ratios[0]))
+    if speedups:
+        print(f"odtmip-1 / odtmip-N over {len(speedups)} runs: solve median {statistics.median(speedups):.2f}, "
+              f"worst {min(speedups):.2f}")
     if args.plot:
         plot(results, args.plot)
         print(f"plot: {args.plot}")
