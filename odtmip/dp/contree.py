@@ -544,7 +544,7 @@ class ContreeSolver:
                 work = work._replace(memo=memo)
             if features is not None:
                 work.root[kc.ROOT_NEXT], work.root[kc.ROOT_END] = features
-            if self._shared_rows is None:
+            if shared is None:
                 self._load(work, np.arange(n))
             st = np.zeros(kcommon.N_STATS, dtype=np.int64)
             if root is None:
@@ -792,7 +792,7 @@ def solve_contree(dataset: Dataset, max_depth: int = 3, min_leaf: int = 1, penal
         outgrow it stops the search with ``Status.MEMORY_LIMIT`` and the best tree found. None: no guard.
     threads : int or None, default=None
         Search threads (None: the cores this process may use): from depth 2 (with ``max_gap`` > 0 from depth 3) the
-        root's features are shared out among them, each with its own copy of the sorted rows below depth 2 (the
+        root's features are shared out among them, from depth 3 each with its own copy of the sorted rows (the
         memory guard counts them all); the tree is the one a single thread returns.
 
     Examples

@@ -9,7 +9,8 @@ with compiled overloads (:func:`~odtmip.dp._kernels._common.popcount`,
 :func:`~odtmip.dp._kernels._common.trailing_zeros`). A kernel module may name, in ``INTERPRETED_FORMS``, kernels
 the interpreter runs in another form: numpy vector operations in place of loops over words, pairs and points,
 computing the same values (the depth-two solver's two phases, :mod:`~odtmip.dp._kernels._depth2`; the depth-two
-front solver and the ceiling algebra, :mod:`~odtmip.dp._kernels._pareto`), or Python's integers in place of numpy's
+front solver and the ceiling algebra, :mod:`~odtmip.dp._kernels._pareto`; CART's thresholds of ordered features,
+:mod:`~odtmip.dp._kernels._contree`), or Python's integers in place of numpy's
 uint64 scalars (the cache's hash, :mod:`~odtmip.dp._kernels._common`). A form reaches the interpreted loops it
 replaces as ``LOOPS[name]``, for the cases it leaves to them (real weights, a few points). The forms made the
 interpreted search of tic-tac-toe at depth 4 six times faster (4.2 s -> 0.7 s; its first ``odtmip fit`` 5.9 s ->
