@@ -52,7 +52,7 @@ import numpy as np
 from odtmip.core import progress
 from odtmip.core.binarize import NUMERIC_KINDS, BinaryColumn, midpoint, midpoint_thresholds
 from odtmip.core.data import Dataset
-from odtmip.core.exceptions import OptionError, ResourceError, VerificationError
+from odtmip.core.exceptions import DataError, OptionError, ResourceError, VerificationError
 from odtmip.core.options import MEMORY_LIMIT, check_switches, check_threads, check_time_limit, memory_text
 from odtmip.core.results import SolveResult, Status, stopped_status
 from odtmip.core.tables import as_floats
@@ -74,6 +74,7 @@ from odtmip.dp._kernels._contree import (
     P_SUBINTERVAL,
     Switches,
     new_work,
+    renewed,
 )
 from odtmip.dp.anytime import (
     CAPPED,
@@ -157,12 +158,12 @@ class ContreeOptions:
 class OrderedFeatures:
     """The split space of a dataset: ranks of the rows on every ordered feature, and what each split code means."""
 
-    ranks: np.ndarray  # int64 (F, n)
+    ranks: np.ndarray  # int32 (F, n)
     offsets: np.ndarray  # int64 (F,): codes of feature f are offsets[f] .. offsets[f] + (distinct values - 2)
     tests: list  # per feature: (raw column, its midpoints) of a numeric column, or the Split of a binary column
     n_splits: int  # number of split codes
     numeric: int  # number of numeric columns among the features
-    order: np.ndarray  # int64 (F, n): the rows sorted by each feature's rank (stable)
+    order: np.ndarray  # int32 (F, n): the rows sorted by each feature's rank (stable)
 
     def decode(self, code: int) -> tuple[int, int]:
         """Feature and rank of split ``code`` (rows of larger rank go right)."""
@@ -189,8 +190,8 @@ def ordered_features(dataset: Dataset) -> OrderedFeatures:
     """The features ConTree searches (see the module docstring); constant ones are left out."""
     n = dataset.n_samples
     most = sum(1 if group.kind in NUMERIC_KINDS else len(group.members) for group in dataset.groups)
-    R = np.empty((most, n), dtype=np.int64)  # filled in place: no list of columns copied into it
-    order = np.empty((most, n), dtype=np.int64)
+    R = np.empty((most, n), dtype=np.int32)  # filled in place: no list of columns copied into it
+    order = np.empty((most, n), dtype=np.int32)
     offsets, tests = [], []
     numeric, n_splits = 0, 0
     for group in dataset.groups:
@@ -219,7 +220,7 @@ def ordered_features(dataset: Dataset) -> OrderedFeatures:
             numeric += 1
             continue
         for j in group.members:
-            col = dataset.Xb[:, j].astype(np.int64)
+            col = dataset.Xb[:, j].astype(np.int32)
             if col.min() == col.max():
                 continue
             k = len(offsets)
@@ -235,16 +236,16 @@ def ordered_features(dataset: Dataset) -> OrderedFeatures:
 
 def work_memory_gib(depth: int, n_features: int, n_rows: int, threads: int = 1, shared: bool = False) -> float:
     """GiB of ConTree's arrays for a search of depth ``depth`` in ``threads`` threads before its cache: per thread
-    every level's rows sorted by every feature with their ranks, labels and weights (24 bytes a row and feature;
+    every level's rows sorted by every feature with their ranks, labels and weights (18 bytes a row and feature;
     once if the threads ``shared`` them, at depth two, where each keeps a memo of 64 bytes a row), the per-level
-    threshold search (split positions, weights, records, queue: 96 bytes a row) and the instance keys; once the
-    features' ranks and row orders (16 bytes a row and feature)."""
+    threshold search (split positions, weights, records, queue: 60 bytes a row) and the instance keys; once the
+    features' ranks and row orders (8 bytes a row and feature)."""
     levels, features = max(depth, 1), max(n_features, 1)
     words = (n_rows + 63) // 64
-    sorted_rows = 24 * (levels + 1) * features * n_rows
-    scratch = levels * (32 * n_rows + 32 * (2 * n_rows + 2)) + 8 * (levels + 1) * words + n_rows
+    sorted_rows = 18 * (levels + 1) * features * n_rows
+    scratch = levels * (28 * n_rows + 16 * (2 * n_rows + 2)) + 8 * (levels + 1) * words + n_rows
     scratch += 64 * n_rows if shared else 0  # the memo of evaluated thresholds
-    size = (1 if shared else threads) * sorted_rows + threads * scratch + 16 * n_features * n_rows
+    size = (1 if shared else threads) * sorted_rows + threads * scratch + 8 * n_features * n_rows
     return size / 2**30
 
 
@@ -300,6 +301,11 @@ class ContreeSolver:
         self.options = ContreeOptions() if options is None else options
         if not isinstance(self.options, ContreeOptions):
             raise OptionError(f"options must be a ContreeOptions, got {type(self.options).__name__}")
+        if dataset.n_samples > kcontree.ROW_MAX:
+            raise ResourceError(f"ConTree takes at most {kcontree.ROW_MAX:,} rows, the data has {dataset.n_samples:,}")
+        if dataset.n_classes > kcontree.LABEL_MAX:
+            raise DataError(f"ConTree takes at most {kcontree.LABEL_MAX:,} classes, the data has "
+                            f"{dataset.n_classes:,}")
         self.features = ordered_features(dataset)
         self._labels = np.ascontiguousarray(dataset.y, dtype=np.int64)
         self._weights = np.ascontiguousarray(dataset.weights, dtype=np.float64)
@@ -315,6 +321,7 @@ class ContreeSolver:
             self.features = self.features.reordered(np.argsort(-gini, kind="stable"))
         self._tol = tie_tolerance(self._weights, self.penalty, self._K)
         self._node_limit = kcommon.NO_NODE_LIMIT  # stop as at the deadline after this many search nodes (tests)
+        self._works: list = []  # a solve's scratch per thread (_scratch)
 
     def split_space(self) -> str:
         """One line naming the splits the optimum is over."""
@@ -345,9 +352,12 @@ class ContreeSolver:
         if gap >= 1.0:
             raise OptionError(f"max_gap must be in [0, 1), got {max_gap!r}")
         self._reporter = None  # one for the whole call, made by its first search
-        with np.errstate(over="ignore"):  # the cache's hashes wrap around (numpy warns when interpreted)
-            return _interpreted.interpreted_first(self, lambda left: self._solve(depth, left, gap, memory_limit),
-                                                  limit, INTERPRETED_SECONDS, self._compile, warm_up)
+        try:
+            with np.errstate(over="ignore"):  # the cache's hashes wrap around (numpy warns when interpreted)
+                return _interpreted.interpreted_first(self, lambda left: self._solve(depth, left, gap, memory_limit),
+                                                      limit, INTERPRETED_SECONDS, self._compile, warm_up)
+        finally:
+            self._works = []  # the searches' scratch is not kept with the solver
 
     def _compile(self) -> float:
         """Switch to the compiled kernels; returns the seconds compiling (or loading) them took."""
@@ -380,18 +390,15 @@ class ContreeSolver:
         # threads share the root's features (at depth two without a gap, which one thread's replay cannot follow)
         dealt = self.threads > 1 and not self._interpreted and F >= 2 and (d >= 3 or d == 2 and gap == 0.0)
         stats["threads"] = self.threads if dealt else 1
-        share = dealt and d == 2 and o.depth_two  # searches at depth two only read the root's sorted rows
-        work_gib = work_memory_gib(d, F, n, self.threads if dealt else 1, share)
+        self._share = dealt and d == 2 and o.depth_two  # searches at depth two only read the root's sorted rows
+        work_gib = work_memory_gib(d, F, n, self.threads if dealt else 1, self._share)
         self._cache = kc.new_tables(words, *_table_sizes(words))
         cache_gib = kc.tables_gib(self._cache)
         if memory_limit is not None and work_gib + cache_gib > memory_limit:
             raise ResourceError(f"ConTree at depth {d} on {n:,} rows x {F} features would take about "
                                 f"{memory_text(work_gib + cache_gib)}, more than memory_limit = {memory_limit:g} GiB; "
                                 "use fewer rows or features, a smaller depth, or raise memory_limit")
-        self._shared_rows = None  # the root's sorted rows, which the threads share
-        if share:
-            self._shared_rows = new_work(d, F, n, self._K)
-            self._load(self._shared_rows, np.arange(n))
+        self._works = []  # each thread's scratch, made by its first search (_scratch)
         greedy = self._greedy(prm, d, stats) if o.greedy and d >= 3 and F > 0 else None
         rows = np.arange(n)
         best = None if greedy is None else (greedy.spec, greedy.cost)  # the best tree known outside the search
@@ -469,7 +476,7 @@ class ContreeSolver:
                     spec, value = self._build(rows, d), again
         else:
             raise VerificationError("ConTree's root search returned no tree although the leaf is feasible")
-        self._shared_rows = None
+        self._works = []  # freed before the verification's arrays
         tree = self.dataset.new_tree(self._tree_spec(spec))
         verify_tree(self.dataset, tree, float(value), self.penalty, self.min_leaf, d, (1 << d) - 1)
         objective = float(self.dataset.misclassifications(tree) + self.penalty * tree.n_branch_nodes)
@@ -502,10 +509,11 @@ class ContreeSolver:
         if time.perf_counter() > prm.deadline:  # already past it (the greedy tree took the time): loading the rows
             st = np.zeros(kcommon.N_STATS, dtype=np.int64)  # would cost more than the search's first node
             st[kcommon.S_TIMEOUT] = 1
-            return math.inf, False, st, new_work(d, len(self.features.ranks), len(self._labels), self._K), False
+            return math.inf, False, st, new_work(d, len(self.features.ranks), 0, self._K), False
         shown = (ub, None) if shown is None else shown
         left = prm.node_limit - int(self._totals[kcommon.S_NODES])
         prm = prm._replace(node_limit=left if nodes_cap is None else min(left, nodes_cap))
+        self._scratch(d, self.threads if self._dealt else 1)
         if not self._dealt:
             return self._search_one(prm, d, ub, work_gib, memory_limit, shown)
         shared = self._search_threads(prm, d, ub, work_gib, memory_limit, shown)
@@ -527,25 +535,35 @@ class ContreeSolver:
             final.incumbent[I_BOUND] = max(float(final.incumbent[I_BOUND]), float(work.incumbent[I_BOUND]))
         return value, exact, st + last, final, out_of_memory
 
-    def _search_one(self, prm: Switches, d: int, ub: float, work_gib: float, memory_limit: float | None,
-                    shown: tuple, root: np.ndarray | None = None, features: list | None = None,
-                    memo: np.ndarray | None = None):
-        """:meth:`_search` in this thread; with ``root``, one thread's share of the root's features dealt out
-        through that shared record (:meth:`_search_threads` runs it in every thread); with ``features`` = [a, b],
-        the root on its features a .. b - 1 only, reading the evaluations a thread kept in ``memo``."""
+    def _scratch(self, d: int, threads: int) -> None:
+        """Make the scratch of the first ``threads`` threads (``self._works``) that has not been made in this solve:
+        every row loaded at level 0, which no search writes, so that later searches reuse it; at depth two with
+        threads (``self._share``) thread 0's sorted rows, which the searches only read, are every thread's."""
         n, F = len(self._labels), len(self.features.ranks)
+        while len(self._works) < threads:
+            shared = self._works[0] if self._works and self._share else None
+            work = new_work(d, F, n, self._K, shared)
+            if shared is None:
+                self._load(work, np.arange(n))
+            self._works.append(work)
+
+    def _search_one(self, prm: Switches, d: int, ub: float, work_gib: float, memory_limit: float | None,
+                    shown: tuple, thread: int = 0, root: np.ndarray | None = None, features: list | None = None,
+                    memo: np.ndarray | None = None):
+        """:meth:`_search` in this thread on the scratch of thread ``thread``; with ``root``, one thread's share of
+        the root's features dealt out through that shared record (:meth:`_search_threads` runs it in every thread);
+        with ``features`` = [a, b], the root on its features a .. b - 1 only, reading the evaluations a thread kept in
+        ``memo``."""
+        n = len(self._labels)
         out_of_memory = False
         while True:
-            shared = self._shared_rows
-            work = new_work(d, F, n, self._K, shared, memo=root is not None and shared is not None)
+            work = renewed(self._works[thread], n if root is not None and self._share else 0)
             if root is not None:
                 work = work._replace(root=root)
             if memo is not None:
                 work = work._replace(memo=memo)
             if features is not None:
                 work.root[kc.ROOT_NEXT], work.root[kc.ROOT_END] = features
-            if shared is None:
-                self._load(work, np.arange(n))
             st = np.zeros(kcommon.N_STATS, dtype=np.int64)
             if root is None:
                 self._cache.used[kc.U_STOP] = 0
@@ -612,7 +630,7 @@ class ContreeSolver:
                 root[kc.N_ROOT:] = math.inf  # each feature's best root tree (none yet)
                 found, seconds = in_threads(
                     T, lambda t, rt=root: self._search_one(each if t == 0 else each._replace(report_every=math.inf), d,
-                                                           ub, work_gib, memory_limit, shown, rt),
+                                                           ub, work_gib, memory_limit, shown, t, rt),
                     lambda rt=root: self._reporter(min(float(rt[kc.ROOT_COST]), shown[0]), shown[1]))
                 self._parallel_seconds += seconds
                 sts = [r[2] for r in found]

@@ -14,11 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from odtmip.core.data import Dataset
-from odtmip.core.exceptions import OptionError
+from odtmip.core.exceptions import DataError, OptionError
 from odtmip.core.results import Status
 from odtmip.dp import anytime, contree, solve_dp
 from odtmip.dp._kernels import _interpreted
-from odtmip.dp._kernels._contree import INDEXED_SCAN_ROWS
+from odtmip.dp._kernels._contree import INDEXED_SCAN_ROWS, LABEL_MAX, new_work
 from odtmip.dp.contree import ContreeOptions, ContreeSolver, ordered_features, solve_contree
 
 SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
@@ -303,6 +303,28 @@ def test_memory_limit_refuses_arrays_and_stops_a_growing_cache(monkeypatch, thre
     assert res.status is Status.MEMORY_LIMIT and res.stop_reason == "memory_limit"
     assert res.tree is not None and res.objective == ds.misclassifications(res.tree)
     assert res.bound <= optimum <= res.objective
+
+
+@pytest.mark.parametrize("depth, threads, shared", [(3, 1, False), (2, 2, True), (4, 3, False)])
+def test_the_memory_estimate_is_the_bytes_of_the_arrays_made(depth, threads, shared):
+    rng = np.random.default_rng(2)
+    n = 1000
+    X = np.column_stack([rng.random(n).round(3), rng.integers(0, 2, n), rng.normal(size=n)])
+    features = ordered_features(Dataset(X, rng.integers(0, 3, n)))
+    F = len(features.ranks)
+    first = new_work(depth, F, n, 3, memo=shared)
+    works = [first] + [new_work(depth, F, n, 3, first if shared else None, memo=shared) for _ in range(threads - 1)]
+    large = ("rows", "vals", "labs", "wts", "side", "pos", "cw", "rec", "queue", "keys", "memo")
+    made = {id(getattr(w, a)): getattr(w, a).nbytes for w in works for a in large}  # shared arrays once
+    made = sum(made.values()) + features.ranks.nbytes + features.order.nbytes
+    assert contree.work_memory_gib(depth, F, n, threads, shared) * 2**30 == made
+
+
+def test_more_classes_than_the_sorted_levels_hold_is_a_one_line_error():
+    n = LABEL_MAX + 1
+    ds = Dataset(np.arange(n, dtype=float).reshape(-1, 1), [f"c{i}" for i in range(n)])
+    with pytest.raises(DataError, match=f"ConTree takes at most {LABEL_MAX:,} classes, the data has {n:,}"):
+        solve_contree(ds, 1)
 
 
 def test_breast_cancer_depth_two_is_22():

@@ -99,6 +99,9 @@ I_TERMINAL = 4  # 1: children are the stumps above; 0: children are cached optim
 I_BOUND = 5  # once stopped: a lower bound on the root's optimum (see :func:`stopped_bound`)
 N_INCUMBENT = 6
 
+#: The most rows and classes the sorted levels hold: row numbers int32, labels int16 (6 bytes a row and feature).
+ROW_MAX, LABEL_MAX = int(np.iinfo(np.int32).max), int(np.iinfo(np.int16).max)
+
 #: Rows from which :func:`best_stumps` keeps the sides' state in arrays indexed by the row's side
 #: (:func:`_stumps_indexed`), not written out side by side (:func:`_stumps_apart`). A branch on a row's side is
 #: mispredicted about every other row when the sides follow no order along the feature; below this the predictor
@@ -129,15 +132,15 @@ class Switches(NamedTuple):
 class Work(NamedTuple):
     """Preallocated scratch of one search; L = the depth, n rows, F features, K classes."""
 
-    rows: np.ndarray  # int64 (L+1, max(F, 1), n): rows of the node at each level, sorted by each feature
+    rows: np.ndarray  # int32 (L+1, max(F, 1), n): rows of the node at each level, sorted by each feature
     vals: np.ndarray  # int32 (L+1, max(F, 1), n): the rank on feature f of each row of rows[level, f]
-    labs: np.ndarray  # int32 (L+1, max(F, 1), n): its class
+    labs: np.ndarray  # int16 (L+1, max(F, 1), n): its class (ContreeSolver refuses more than LABEL_MAX classes)
     wts: np.ndarray  # float64 (L+1, max(F, 1), n): its weight
     side: np.ndarray  # uint8 (n,): 0 left / 1 right of the split being evaluated
-    pos: np.ndarray  # int64 (L, n): split positions (rows going left) of the feature being searched
+    pos: np.ndarray  # int32 (L, n): split positions (rows going left) of the feature being searched
     cw: np.ndarray  # float64 (L, n): weight going left at each split position
     rec: np.ndarray  # float64 (L, n, 2): lower bounds (L_k, R_k) of the evaluated thresholds
-    queue: np.ndarray  # int64 (L, 2n+2, 4): FIFO intervals (a, b, u, v) of threshold indices
+    queue: np.ndarray  # int32 (L, 2n+2, 4): FIFO intervals (a, b, u, v) of threshold indices
     keys: np.ndarray  # uint64 (L+1, W): the instance set of the node at each level
     counts: np.ndarray  # float64 (2, K+2): class weights, row count (K) and weight (K+1) of each side
     scan: np.ndarray  # float64 (2, K+2): the same, left of the scanned threshold
@@ -153,29 +156,38 @@ def new_work(depth: int, n_features: int, n_rows: int, n_classes: int, sorted_ro
     (``rows``, ``vals``, ``labs``, ``wts``: searches that only read them share them); with a ``memo`` of a
     depth-two root's threshold evaluations (:func:`solve_subtree`)."""
     levels = max(depth, 1)
-    inc = np.full(N_INCUMBENT, -1.0)
-    inc[I_COST] = np.inf
-    inc[I_BOUND] = 0.0
     shape = (levels + 1, max(n_features, 1), n_rows)
     s = sorted_rows
     return Work(
-        rows=np.zeros(shape, dtype=np.int64) if s is None else s.rows,
+        rows=np.zeros(shape, dtype=np.int32) if s is None else s.rows,
         vals=np.zeros(shape, dtype=np.int32) if s is None else s.vals,
-        labs=np.zeros(shape, dtype=np.int32) if s is None else s.labs,
+        labs=np.zeros(shape, dtype=np.int16) if s is None else s.labs,
         wts=np.zeros(shape) if s is None else s.wts,
         side=np.zeros(n_rows, dtype=np.uint8),
-        pos=np.zeros((levels, n_rows), dtype=np.int64),
+        pos=np.zeros((levels, n_rows), dtype=np.int32),
         cw=np.zeros((levels, n_rows), dtype=np.float64),
         rec=np.zeros((levels, n_rows, 2), dtype=np.float64),
-        queue=np.zeros((levels, 2 * n_rows + 2, 4), dtype=np.int64),
+        queue=np.zeros((levels, 2 * n_rows + 2, 4), dtype=np.int32),
         keys=np.zeros((levels + 1, (n_rows + 63) // 64), dtype=np.uint64),
         counts=np.zeros((2, n_classes + 2)),
         scan=np.zeros((2, n_classes + 2)),
-        incumbent=inc,
-        pruned=np.zeros(N_PRUNED, dtype=np.int64),
-        root=new_root(False),
-        memo=np.empty((2, n_rows if memo else 0, 4)),
+        **_search_state(n_rows if memo else 0),
     )
+
+
+def renewed(work: Work, memo_rows: int = 0) -> Work:
+    """``work`` for another search: the same scratch and sorted rows (no search writes level 0), a new incumbent,
+    pruning counters, root record and a memo of ``memo_rows`` rows."""
+    return work._replace(**_search_state(memo_rows))
+
+
+def _search_state(memo_rows: int) -> dict:
+    """The arrays of :class:`Work` that one search fills for its caller (:func:`new_work`, :func:`renewed`)."""
+    inc = np.full(N_INCUMBENT, -1.0)
+    inc[I_COST] = np.inf
+    inc[I_BOUND] = 0.0
+    return dict(incumbent=inc, pruned=np.zeros(N_PRUNED, dtype=np.int64), root=new_root(False),
+                memo=np.empty((2, memo_rows, 4)))
 
 
 @njit(cache=NUMBA_CACHE, **INTERNAL)
@@ -538,7 +550,8 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
             queue[0, 0], queue[0, 1], queue[0, 2], queue[0, 3] = 0, npos - 1, -1, -1
             zero_left, zero_right = np.int64(-1), npos  # zero rules: prune j < zero_left and j > zero_right
             while head < tail:
-                a, b, u, v = queue[head, 0], queue[head, 1], queue[head, 2], queue[head, 3]
+                q = queue[head]  # int32, read as int64: one type for every call below
+                a, b, u, v = np.int64(q[0]), np.int64(q[1]), np.int64(q[2]), np.int64(q[3])
                 head += 1
                 if dealt:
                     sh = _shared_bound(cache, work.root, f)
@@ -564,7 +577,7 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
                             continue
                         work.pruned[P_INTERVAL] += (a - a0) + (b0 - b)
                 k = (a + b) >> 1
-                p = pos[k]
+                p = np.int64(pos[k])
                 if check_clock(st, prm) or st[S_FULL]:
                     stopped = True
                     break
