@@ -502,9 +502,9 @@ class ContreeSolver:
         (``ub``, None).
 
         With threads (``self._dealt``) they first share out the root's features (:meth:`_search_threads`); then one
-        thread searches the root below ``ub``, which finds the subproblems in the cache, and stores it. At depth two
-        the children are not cached: that thread searches only the feature one thread takes its tree from, as one
-        thread enters it (:meth:`_replayed`).
+        thread searches the root below ``ub`` on the feature one thread takes its tree from only, as one thread enters
+        it (:meth:`_replayed`), and stores it (with a gap, on every feature): it finds the children in the cache, and
+        at depth two, where they are not cached, the evaluations the thread that searched that feature kept.
         """
         if time.perf_counter() > prm.deadline:  # already past it (the greedy tree took the time): loading the rows
             st = np.zeros(kcommon.N_STATS, dtype=np.int64)  # would cost more than the search's first node
@@ -522,9 +522,9 @@ class ContreeSolver:
             return shared
         prm = prm._replace(node_limit=max(1, prm.node_limit - int(st[kcommon.S_NODES])))
         features, memo = None, None
-        if d == 2:
+        if prm.gap == 0.0:  # a gap's bounds are not one thread's: then it searches every feature again
             *features, ub = self._replayed(work.root, ub)
-            if self._root_feature(work.incumbent) == features[0]:  # the thread that searched it: its evaluations
+            if d == 2 and self._root_feature(work.incumbent) == features[0]:  # the thread that searched it
                 memo = work.memo
         value, exact, last, final, out_of_memory = self._search_one(prm, d, ub, work_gib, memory_limit, shown,
                                                                     features=features, memo=memo)
@@ -596,8 +596,8 @@ class ContreeSolver:
         return True
 
     def _replayed(self, root: np.ndarray, ub: float) -> tuple[int, int, float]:
-        """The root's feature range and bound of the one-thread search that returns one thread's tree at depth two,
-        from each feature's best root tree the threads recorded in ``root``
+        """The root's feature range and bound of the one-thread search that returns one thread's tree, from each
+        feature's best root tree the threads recorded in ``root``
         (:func:`~odtmip.dp._kernels._contree._share_root`). One thread takes a feature's tree when it costs less than
         the best before it, and each feature's search below the best before it or lower finds that tree's cost. So
         its tree is on the last feature f that lowers the best, and it enters f with the best before f: returns

@@ -472,8 +472,8 @@ def solve_subtree(offsets, work, prm, cache, st, level, m, d, ub):
     Threads: at a root dealt out to threads (``work.root``, as in :func:`~odtmip.dp._kernels._search.solve_node`) each
     thread, with its own ``work`` and the shared cache, takes the next feature no thread has taken, searches it below
     the best root tree of all threads too (:func:`_shared_bound`), records each feature's best root tree there, and
-    returns the best of its features without storing the root; the solver then searches the root in one thread, at
-    depth two on one feature (``ROOT_NEXT`` .. ``ROOT_END`` - 1 of the record, which a root outside threads reads).
+    returns the best of its features without storing the root; the solver then searches the root in one thread, on
+    one feature without a gap (``ROOT_NEXT`` .. ``ROOT_END`` - 1 of the record, which a root outside threads reads).
     """
     K = prm.n_classes
     tol, pen, min_rows = prm.tol, prm.penalty, prm.min_rows
