@@ -313,12 +313,15 @@ class ContreeSolver:
         self._interpreted = _interpreted.choose(self.options.engine, warm_up, kcontree.solve_subtree,
                                                 kcontree.cached_split, kcontree.cart_thresholds)
         self._k = _interpreted.modules(self._interpreted)  # the kernel modules it runs
+        self._root_cart = None  # CART's best threshold of each feature on all rows (min_leaf 1), as ordered
         if self.options.sort_features and len(self.features.ranks) > 1:
             Y = np.zeros((len(self._labels), self._K))
             Y[np.arange(len(self._labels)), self._labels] = self._weights
-            gini, _ = self._k.contree.cart_thresholds(self.features.order, self.features.ranks,
-                                                      np.arange(len(self._labels)), Y, Y.sum(axis=0), 1)
-            self.features = self.features.reordered(np.argsort(-gini, kind="stable"))
+            gini, rank = self._k.contree.cart_thresholds(self.features.order, self.features.ranks,
+                                                         np.arange(len(self._labels)), Y, Y.sum(axis=0), 1)
+            order = np.argsort(-gini, kind="stable")
+            self.features = self.features.reordered(order)
+            self._root_cart = gini[order], rank[order]
         self._tol = tie_tolerance(self._weights, self.penalty, self._K)
         self._node_limit = kcommon.NO_NODE_LIMIT  # stop as at the deadline after this many search nodes (tests)
         self._works: list = []  # a solve's scratch per thread (_scratch)
@@ -699,8 +702,12 @@ class ContreeSolver:
             spec = self._build(rows, r)
             return spec, value, _branch_nodes(spec)
 
-        split, candidates = ordered_split(f.order, f.ranks, f.offsets, self.min_leaf,
-                                          self._k.contree.cart_thresholds)
+        def thresholds(order, ranks, rows, Y, counts, min_leaf):  # the root's: computed to order the features
+            if self._root_cart is not None and min_leaf == 1 and len(rows) == n:
+                return self._root_cart
+            return self._k.contree.cart_thresholds(order, ranks, rows, Y, counts, min_leaf)
+
+        split, candidates = ordered_split(f.order, f.ranks, f.offsets, self.min_leaf, thresholds)
         g = grow_greedy(self._labels, self._weights, self._K, d, self.min_leaf, self.penalty, self._tol, split,
                         self._right, terminal, candidates=candidates, deadline=prm.deadline)
         stats["greedy_seconds"] = time.perf_counter() - t0

@@ -327,6 +327,28 @@ def test_more_classes_than_the_sorted_levels_hold_is_a_one_line_error():
         solve_contree(ds, 1)
 
 
+def test_the_greedy_tree_reads_the_root_splits_that_ordered_the_features(monkeypatch):
+    from odtmip.dp._kernels import _contree as kcontree
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(500, 4)).round(2)
+    y = (X[:, 0] + X[:, 1] ** 2 + rng.normal(size=500) > 0.5).astype(int)
+    compiled = ContreeOptions(engine="compiled")
+    contree.warm_up()  # its solves call them too
+    rows = []  # of each call of CART's splits
+    real = kcontree.cart_thresholds
+    monkeypatch.setattr(kcontree, "cart_thresholds", lambda *a: rows.append(len(a[2])) or real(*a))
+    again = ContreeSolver(Dataset(X, y), options=compiled)
+    again._root_cart = None  # the greedy computes CART's root splits itself
+    expected = again.solve(3)
+    assert rows == [500, 500]  # the features' order, the greedy's root (below it depth-two optima)
+    rows.clear()
+    res = ContreeSolver(Dataset(X, y), options=compiled).solve(3)
+    assert rows == [500]
+    assert res.stats["greedy_objective"] == expected.stats["greedy_objective"]
+    assert (res.objective, res.tree) == (expected.objective, expected.tree)
+
+
 def test_breast_cancer_depth_two_is_22():
     from odtmip.core.datasets import load
 
